@@ -1,0 +1,83 @@
+package api
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/payoutd/payoutd/models"
+)
+
+// errorResponse is the body of every error answer.
+type errorResponse struct {
+	Error string `json:"error"`
+}
+
+// errorStatuses maps each domain error to its HTTP status. This table and
+// statusOf are the only place where an error becomes a status; the message
+// shown is the error's own text, which for these errors is written for the
+// client (the spec's wording where the spec gives one).
+var errorStatuses = []struct {
+	err    error
+	status int
+}{
+	{models.ErrMissingAPIKey, http.StatusUnauthorized},
+	{models.ErrInvalidAPIKey, http.StatusUnauthorized},
+	{models.ErrLegacyAPIKey, http.StatusUnauthorized},
+	{models.ErrWrongEnvironmentKey, http.StatusUnauthorized},
+	{models.ErrMissingSignature, http.StatusUnauthorized},
+	{models.ErrInvalidSignature, http.StatusUnauthorized},
+	{models.ErrNoSigningSecret, http.StatusUnauthorized},
+	{errSignatureOutsideWindow, http.StatusUnauthorized},
+	{models.ErrTimestampWindow, http.StatusBadRequest},
+	{models.ErrHoldingClient, http.StatusForbidden},
+	{models.ErrIPNotAllowed, http.StatusForbidden},
+	{models.ErrWithdrawalsSuspended, http.StatusForbidden},
+	{models.ErrNotFound, http.StatusNotFound},
+	{models.ErrWalletNotFound, http.StatusNotFound},
+	{models.ErrClientNotFound, http.StatusNotFound},
+	{errMethodNotAllowed, http.StatusMethodNotAllowed},
+	{models.ErrBodyTooLarge, http.StatusRequestEntityTooLarge},
+	{models.ErrContentEncoding, http.StatusUnsupportedMediaType},
+	{models.ErrRateLimited, http.StatusTooManyRequests},
+	{errNotImplemented, http.StatusNotImplemented},
+	{errNotReady, http.StatusServiceUnavailable},
+}
+
+// Errors that only exist at the HTTP layer.
+var (
+	// A signed request's t outside the window is a 401 with the same
+	// message an x-timestamp outside it gets as a 400 (DESIGN.md).
+	errSignatureOutsideWindow = errors.New(models.ErrTimestampWindow.Error())
+	errMethodNotAllowed       = errors.New("method not allowed")
+	errNotImplemented         = errors.New("not implemented yet")
+	errNotReady               = errors.New("not ready")
+)
+
+// statusOf returns the status and client-facing message for err. Anything
+// not in the table is an internal error: the client gets a generic message,
+// the log gets the detail.
+func statusOf(err error) (int, string, bool) {
+	var v *models.ValidationError
+	if errors.As(err, &v) {
+		return http.StatusBadRequest, v.Message, true
+	}
+	for _, e := range errorStatuses {
+		if errors.Is(err, e.err) {
+			return e.status, err.Error(), true
+		}
+	}
+	return http.StatusInternalServerError, "internal server error", false
+}
+
+// fail answers err as {"error": "..."} and stops the handler chain.
+func fail(c *gin.Context, err error) {
+	status, msg, known := statusOf(err)
+	if !known {
+		slog.ErrorContext(c.Request.Context(), "internal error",
+			slog.String("method", c.Request.Method), slog.String("route", c.FullPath()), slog.Any("error", err))
+	}
+	c.AbortWithStatusJSON(status, errorResponse{Error: msg})
+}

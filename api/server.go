@@ -1,0 +1,149 @@
+package api
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+	"gorm.io/gorm"
+
+	"github.com/payoutd/payoutd/config"
+	"github.com/payoutd/payoutd/credentials"
+	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/vendors"
+)
+
+// Deps is what the API needs from the rest of the service.
+type Deps struct {
+	Config  config.Config
+	DB      *gorm.DB
+	Redis   *redis.Client
+	Sealer  *credentials.Sealer
+	Vendors vendors.Registry
+	// QueueRedis is the asynq connection the dashboard shows; nil disables it.
+	QueueRedis asynq.RedisConnOpt
+	// Now is the clock; nil means time.Now. Tests inject one.
+	Now func() time.Time
+}
+
+// Server holds the API's dependencies; its methods are the handlers.
+type Server struct {
+	cfg     config.Config
+	db      *gorm.DB
+	store   *models.Store
+	redis   *redis.Client
+	limiter *redis_rate.Limiter
+	sealer  *credentials.Sealer
+	vendors vendors.Registry
+	now     func() time.Time
+	engine  *gin.Engine
+	closers []func() error
+}
+
+// New builds the API with its routes.
+func New(d Deps) (*Server, error) {
+	s := &Server{
+		cfg:     d.Config,
+		db:      d.DB,
+		store:   models.NewStore(d.DB),
+		redis:   d.Redis,
+		limiter: redis_rate.NewLimiter(d.Redis),
+		sealer:  d.Sealer,
+		vendors: d.Vendors,
+		now:     d.Now,
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	gin.SetMode(gin.ReleaseMode)
+	e := gin.New()
+	e.HandleMethodNotAllowed = true
+	e.ContextWithFallback = true
+	// Only peers in TRUSTED_PROXIES may set the client IP through
+	// X-Forwarded-For; otherwise the socket's address is the client's.
+	proxies := make([]string, len(d.Config.TrustedProxies))
+	for i, p := range d.Config.TrustedProxies {
+		proxies[i] = p.String()
+	}
+	if err := e.SetTrustedProxies(proxies); err != nil {
+		return nil, err
+	}
+	e.RemoteIPHeaders = []string{"X-Forwarded-For"}
+	e.Use(requestContext(), recoverPanics())
+	e.NoRoute(func(c *gin.Context) { fail(c, models.ErrNotFound) })
+	e.NoMethod(func(c *gin.Context) { fail(c, errMethodNotAllowed) })
+	s.engine = e
+	s.routes(d.QueueRedis)
+	return s, nil
+}
+
+func (s *Server) routes(queueRedis asynq.RedisConnOpt) {
+	e := s.engine
+	e.GET("/healthz", s.handleHealth)
+	e.GET("/readyz", s.handleReady)
+	if queueRedis != nil {
+		s.mountDashboard(queueRedis)
+	}
+
+	v3 := e.Group("/api/v3")
+	optional := s.authenticate(signatureOptional)
+	required := s.authenticate(signatureRequired)
+	v3.GET("/wallets", optional, s.handleWalletList)
+	v3.GET("/wallets/:wallet_id/balance", optional, s.handleWalletBalance)
+	v3.GET("/wallets/:wallet_id/banks", optional, s.handleWalletBanks)
+	v3.POST("/debug/signature-check", s.authenticate(signatureDiagnostic), s.rateLimit("signature-check", redis_rate.PerMinute(20)), s.handleSignatureCheck)
+	// The disbursement routes enforce their signature already; the
+	// handlers come with the disbursements capability.
+	v3.POST("/disbursements/quote", required, notImplemented)
+	v3.POST("/disbursements", required, notImplemented)
+}
+
+func notImplemented(c *gin.Context) { fail(c, errNotImplemented) }
+
+// Handler returns the http.Handler serving the API.
+func (s *Server) Handler() http.Handler { return s.engine }
+
+// Close releases what the server opened (the dashboard's Redis client).
+func (s *Server) Close() error {
+	for _, c := range s.closers {
+		c()
+	}
+	return nil
+}
+
+// ListenAndServe serves on addr until ctx is cancelled, then shuts down
+// gracefully: in-flight requests get up to 15 s to finish.
+func ListenAndServe(ctx context.Context, addr string, h http.Handler, ready func(addr string)) error {
+	srv := &http.Server{
+		Addr:              addr,
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+	}
+	ln, err := listen(addr)
+	if err != nil {
+		return err
+	}
+	if ready != nil {
+		ready(ln.Addr().String())
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	slog.Info("shutting down HTTP server")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	return srv.Shutdown(shutdownCtx)
+}

@@ -1,0 +1,110 @@
+package api
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"hash"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/payoutd/payoutd/signature"
+)
+
+// drainLimit bounds how much of an oversized body the diagnostic endpoint
+// reads to report its true length and hash.
+const drainLimit = 16 << 20
+
+type signatureCheckResponse struct {
+	Valid       bool                 `json:"valid"`
+	Diagnostics signatureDiagnostics `json:"diagnostics"`
+}
+
+type signatureDiagnostics struct {
+	ReceivedBody            string `json:"received_body"`
+	ReceivedBodyLength      int64  `json:"received_body_length"`
+	ReceivedBodySHA256      string `json:"received_body_sha256"`
+	ReceivedTimestamp       string `json:"received_timestamp"`
+	ServerTimeMS            int64  `json:"server_time_ms"`
+	WindowDeltaMS           int64  `json:"window_delta_ms"`
+	WindowOK                bool   `json:"window_ok"`
+	SignedPayloadString     string `json:"signed_payload_string"`
+	ClientProvidedSignature string `json:"client_provided_signature"`
+	Diagnosis               string `json:"diagnosis"`
+}
+
+// POST /api/v3/debug/signature-check: runs the same verification as the
+// enforcing endpoints over the exact bytes received and explains the
+// outcome. It never reveals the server's signature and takes no business
+// action; every diagnosable problem is a 200.
+func (s *Server) handleSignatureCheck(c *gin.Context) {
+	now := s.now()
+	header := strings.TrimSpace(c.GetHeader("x-signature"))
+	body, length, sum, tooLarge := readBodyForDiagnosis(c.Request)
+
+	var result signature.Result
+	switch {
+	case hasContentEncoding(c.Request):
+		result.Diagnosis = signature.ContentEncodingNotSupported
+	case tooLarge:
+		result.Diagnosis = signature.BodyTooLarge
+	default:
+		secret, err := s.signingSecret(principalOf(c))
+		if err != nil {
+			fail(c, err)
+			return
+		}
+		result = signature.Verify(secret, header, body, now)
+	}
+
+	t := receivedTimestamp(header)
+	d := signatureDiagnostics{
+		ReceivedBody:            string(body),
+		ReceivedBodyLength:      length,
+		ReceivedBodySHA256:      sum,
+		ReceivedTimestamp:       t,
+		ServerTimeMS:            now.UnixMilli(),
+		ClientProvidedSignature: c.GetHeader("x-signature"),
+		Diagnosis:               string(result.Diagnosis),
+	}
+	if t != "" {
+		d.SignedPayloadString = signature.PayloadString(t, body)
+	}
+	if ts, ok := parseMillis(t); ok {
+		d.WindowDeltaMS, d.WindowOK = signature.WindowDelta(ts, now)
+	}
+	c.JSON(http.StatusOK, signatureCheckResponse{Valid: result.Diagnosis == signature.OK, Diagnostics: d})
+}
+
+// readBodyForDiagnosis reads the body, keeping at most 1 MiB of it, and
+// returns its length and SHA-256 over everything read. An oversized body is
+// not echoed back.
+func readBodyForDiagnosis(r *http.Request) (body []byte, length int64, sum string, tooLarge bool) {
+	h := sha256.New()
+	if r.Body == nil {
+		return nil, 0, hashHex(h), false
+	}
+	kept, _ := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
+	h.Write(kept)
+	length = int64(len(kept))
+	if length <= maxBodyBytes {
+		return kept, length, hashHex(h), false
+	}
+	rest, _ := io.Copy(h, io.LimitReader(r.Body, drainLimit-length))
+	return nil, length + rest, hashHex(h), true
+}
+
+func hashHex(h hash.Hash) string { return hex.EncodeToString(h.Sum(nil)) }
+
+// receivedTimestamp extracts the t= value from a signature header even when
+// the header as a whole is malformed, so the diagnosis can show it.
+func receivedTimestamp(header string) string {
+	for _, part := range strings.Split(header, ",") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(part), "t="); ok {
+			return v
+		}
+	}
+	return ""
+}

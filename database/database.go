@@ -1,0 +1,185 @@
+// Package database opens the service's database, PostgreSQL in production or
+// a pure-Go SQLite file for `payoutd dev` and tests, and applies the versioned
+// migrations of each dialect (goose, embedded in the binary).
+//
+// Both dialects carry the same schema: migrations/postgres and
+// migrations/sqlite hold the same versions, which a test checks.
+package database
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/glebarez/sqlite"
+	"github.com/pressly/goose/v3"
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+)
+
+//go:embed migrations/postgres/*.sql migrations/sqlite/*.sql
+var migrations embed.FS
+
+// Dialect is the kind of database behind a URL.
+type Dialect string
+
+const (
+	Postgres Dialect = "postgres"
+	SQLite   Dialect = "sqlite"
+)
+
+// DialectOf tells which database a URL names: postgres:// or postgresql://
+// for PostgreSQL, sqlite:// or file: for SQLite.
+func DialectOf(databaseURL string) (Dialect, error) {
+	switch {
+	case strings.HasPrefix(databaseURL, "postgres://"), strings.HasPrefix(databaseURL, "postgresql://"):
+		return Postgres, nil
+	case strings.HasPrefix(databaseURL, "sqlite://"), strings.HasPrefix(databaseURL, "file:"):
+		return SQLite, nil
+	}
+	return "", errors.New("DATABASE_URL must start with postgres://, postgresql://, sqlite:// or file:")
+}
+
+// Open connects to the database named by databaseURL. It does not migrate.
+func Open(databaseURL string) (*gorm.DB, error) {
+	dialect, err := DialectOf(databaseURL)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &gorm.Config{
+		// The service opens its own transactions where money moves; gorm's
+		// implicit one around every single write only costs round trips.
+		SkipDefaultTransaction: true,
+		TranslateError:         true,
+		Logger: logger.NewSlogLogger(slog.Default(), logger.Config{
+			SlowThreshold:             200 * time.Millisecond,
+			LogLevel:                  logger.Warn,
+			IgnoreRecordNotFoundError: true,
+			ParameterizedQueries:      true, // never log values: they may be secrets or account numbers
+		}),
+		NowFunc: func() time.Time { return time.Now().UTC() },
+	}
+	switch dialect {
+	case Postgres:
+		db, err := gorm.Open(postgres.Open(databaseURL), cfg)
+		if err != nil {
+			return nil, fmt.Errorf("open postgres: %w", err)
+		}
+		sqlDB, err := db.DB()
+		if err != nil {
+			return nil, err
+		}
+		sqlDB.SetMaxOpenConns(32)
+		sqlDB.SetMaxIdleConns(32)
+		sqlDB.SetConnMaxIdleTime(5 * time.Minute)
+		return db, nil
+	default:
+		db, err := gorm.Open(sqlite.Open(sqliteDSN(databaseURL)), cfg)
+		if err != nil {
+			return nil, fmt.Errorf("open sqlite: %w", err)
+		}
+		sqlDB, err := db.DB()
+		if err != nil {
+			return nil, err
+		}
+		// SQLite has one writer. A single connection serialises every
+		// transaction, so a conditional update can never race and nothing
+		// sees "database is locked".
+		sqlDB.SetMaxOpenConns(1)
+		return db, nil
+	}
+}
+
+// sqliteDSN turns sqlite:///path/to.db (or file:path) into the driver's DSN
+// with the pragmas the service relies on: foreign keys, WAL and a busy wait.
+func sqliteDSN(databaseURL string) string {
+	path := databaseURL
+	if strings.HasPrefix(path, "sqlite://") {
+		path = strings.TrimPrefix(path, "sqlite://")
+	}
+	path = strings.TrimPrefix(path, "file:")
+	query := ""
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		path, query = path[:i], path[i+1:]
+	}
+	values, _ := url.ParseQuery(query)
+	values.Add("_pragma", "foreign_keys(1)")
+	values.Add("_pragma", "journal_mode(WAL)")
+	values.Add("_pragma", "busy_timeout(10000)")
+	values.Add("_txlock", "immediate")
+	return "file:" + path + "?" + values.Encode()
+}
+
+// DialectOfDB tells which dialect an open gorm handle speaks.
+func DialectOfDB(db *gorm.DB) Dialect {
+	if db.Dialector.Name() == "postgres" {
+		return Postgres
+	}
+	return SQLite
+}
+
+// Migrate applies every pending migration of the database's dialect and
+// returns the versions it applied.
+func Migrate(ctx context.Context, db *gorm.DB) ([]int64, error) {
+	provider, err := newProvider(db)
+	if err != nil {
+		return nil, err
+	}
+	results, err := provider.Up(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	applied := make([]int64, 0, len(results))
+	for _, r := range results {
+		applied = append(applied, r.Source.Version)
+	}
+	return applied, nil
+}
+
+// PendingMigrations reports how many migrations are not applied yet.
+func PendingMigrations(ctx context.Context, db *gorm.DB) (int, error) {
+	provider, err := newProvider(db)
+	if err != nil {
+		return 0, err
+	}
+	status, err := provider.Status(ctx)
+	if err != nil {
+		return 0, err
+	}
+	pending := 0
+	for _, s := range status {
+		if s.State == goose.StatePending {
+			pending++
+		}
+	}
+	return pending, nil
+}
+
+func newProvider(db *gorm.DB) (*goose.Provider, error) {
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, err
+	}
+	dialect := DialectOfDB(db)
+	files, err := MigrationFiles(dialect)
+	if err != nil {
+		return nil, err
+	}
+	gooseDialect := goose.DialectPostgres
+	if dialect == SQLite {
+		gooseDialect = goose.DialectSQLite3
+	}
+	return goose.NewProvider(gooseDialect, sqlDB, files)
+}
+
+// MigrationFiles returns the migrations of one dialect.
+func MigrationFiles(dialect Dialect) (fs.FS, error) {
+	return fs.Sub(migrations, "migrations/"+string(dialect))
+}

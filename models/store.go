@@ -1,0 +1,191 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+)
+
+// Store reads and writes clients, credentials and wallets. Public methods
+// own their transaction; the ledger package moves money.
+type Store struct {
+	DB *gorm.DB
+}
+
+// NewStore wraps a gorm handle.
+func NewStore(db *gorm.DB) *Store { return &Store{DB: db} }
+
+// NewID returns a new random (v4) UUID for any row.
+func NewID() uuid.UUID { return uuid.New() }
+
+// Now is the service's clock for stored timestamps: UTC, microsecond
+// precision (what PostgreSQL keeps), so a value reads back as written.
+func Now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+
+// CreateClient stores a client with its first credential.
+func (s *Store) CreateClient(ctx context.Context, c *Client, cred *Credential) error {
+	return s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(c).Error; err != nil {
+			return err
+		}
+		cred.ClientID = c.ID
+		return tx.Create(cred).Error
+	})
+}
+
+// FindClient returns the client with id, or ErrClientNotFound.
+func (s *Store) FindClient(ctx context.Context, id uuid.UUID) (*Client, error) {
+	var c Client
+	err := s.DB.WithContext(ctx).Where("id = ?", id).Take(&c).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, ErrClientNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// SaveClient writes every field of an existing client.
+func (s *Store) SaveClient(ctx context.Context, c *Client) error {
+	c.UpdatedAt = Now()
+	res := s.DB.WithContext(ctx).Model(&Client{}).Where("id = ?", c.ID).Select("*").Omit("created_at").Updates(c)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return ErrClientNotFound
+	}
+	return nil
+}
+
+// RotateCredential revokes the client's active credential and stores cred
+// in the same transaction, so exactly one credential is active afterwards.
+func (s *Store) RotateCredential(ctx context.Context, clientID uuid.UUID, cred *Credential) error {
+	return s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var c Client
+		if err := tx.Where("id = ?", clientID).Take(&c).Error; err != nil {
+			if errors.Is(err, gorm.ErrRecordNotFound) {
+				return ErrClientNotFound
+			}
+			return err
+		}
+		if err := tx.Model(&Credential{}).
+			Where("client_id = ? AND revoked_at IS NULL", clientID).
+			Update("revoked_at", Now()).Error; err != nil {
+			return err
+		}
+		cred.ClientID = clientID
+		return tx.Create(cred).Error
+	})
+}
+
+// Principal is what authentication learns from an API key: the client and
+// its active credential.
+type Principal struct {
+	Client     Client
+	Credential Credential
+}
+
+// FindPrincipalByKeyHash returns the client whose active credential has
+// this API key hash, or ErrInvalidAPIKey. A revoked key is not found.
+func (s *Store) FindPrincipalByKeyHash(ctx context.Context, keyHash string) (*Principal, error) {
+	var cred Credential
+	err := s.DB.WithContext(ctx).
+		Where("api_key_hash = ? AND revoked_at IS NULL", keyHash).
+		Take(&cred).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, ErrInvalidAPIKey
+	}
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.FindClient(ctx, cred.ClientID)
+	if err != nil {
+		return nil, err
+	}
+	return &Principal{Client: *c, Credential: cred}, nil
+}
+
+// CreateWallet stores a wallet. The client's first wallet becomes its
+// default; a wallet created with IsDefault set takes the default over.
+func (s *Store) CreateWallet(ctx context.Context, w *Wallet) error {
+	return s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var c Client
+		if err := tx.Where("id = ?", w.ClientID).Take(&c).Error; err != nil {
+			if errors.Is(err, gorm.ErrRecordNotFound) {
+				return ErrClientNotFound
+			}
+			return err
+		}
+		var existing int64
+		if err := tx.Model(&Wallet{}).Where("client_id = ?", w.ClientID).Count(&existing).Error; err != nil {
+			return err
+		}
+		if existing == 0 {
+			w.IsDefault = true
+		}
+		if w.IsDefault && existing > 0 {
+			if err := tx.Model(&Wallet{}).Where("client_id = ? AND is_default", w.ClientID).
+				Updates(map[string]any{"is_default": false, "updated_at": Now()}).Error; err != nil {
+				return err
+			}
+		}
+		return tx.Create(w).Error
+	})
+}
+
+// FindWallet returns the client's wallet with id, or ErrWalletNotFound.
+func (s *Store) FindWallet(ctx context.Context, id uuid.UUID) (*Wallet, error) {
+	var w Wallet
+	err := s.DB.WithContext(ctx).Where("id = ?", id).Take(&w).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, ErrWalletNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &w, nil
+}
+
+// FindClientWallet returns the wallet only when it belongs to clientID and
+// is fully provisioned; anything else is ErrWalletNotFound, so a caller
+// cannot tell another client's wallet from one that does not exist.
+func (s *Store) FindClientWallet(ctx context.Context, clientID, walletID uuid.UUID) (*Wallet, error) {
+	var w Wallet
+	err := s.DB.WithContext(ctx).
+		Where("id = ? AND client_id = ? AND state = ?", walletID, clientID, WalletActive).
+		Take(&w).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, ErrWalletNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &w, nil
+}
+
+// ListClientWallets returns the client's provisioned wallets, oldest first.
+func (s *Store) ListClientWallets(ctx context.Context, clientID uuid.UUID) ([]Wallet, error) {
+	wallets := []Wallet{}
+	err := s.DB.WithContext(ctx).
+		Where("client_id = ? AND state = ?", clientID, WalletActive).
+		Order("created_at, id").Find(&wallets).Error
+	return wallets, err
+}
+
+// ActivateWallet marks a provisioning wallet as fully provisioned.
+func (s *Store) ActivateWallet(ctx context.Context, id uuid.UUID) (*Wallet, error) {
+	res := s.DB.WithContext(ctx).Model(&Wallet{}).Where("id = ?", id).
+		Updates(map[string]any{"state": WalletActive, "updated_at": Now()})
+	if res.Error != nil {
+		return nil, res.Error
+	}
+	if res.RowsAffected == 0 {
+		return nil, ErrWalletNotFound
+	}
+	return s.FindWallet(ctx, id)
+}

@@ -1,0 +1,186 @@
+// Package signature signs and verifies requests and callbacks the way the
+// interface specification prescribes:
+//
+//	payload = t + "." + body
+//	v1      = lowercase hex of HMAC-SHA256(payload, secret)
+//	header  = "t=<unix ms>,v1=<v1>"
+//
+// The secret is used as the ASCII bytes of its 64-character hex text, as
+// issued (not hex-decoded). Verify returns a Diagnosis, the same values the
+// signature-check endpoint reports, so enforcing endpoints and the
+// diagnostic endpoint can never disagree.
+package signature
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Window is how far t may be from the server's clock, either side.
+const Window = 5 * time.Minute
+
+// Diagnosis is the verdict on a signed request; the values are the spec's.
+type Diagnosis string
+
+const (
+	OK                          Diagnosis = "ok"
+	SignatureMismatch           Diagnosis = "signature_mismatch"
+	HexCaseMismatch             Diagnosis = "hex_case_mismatch"
+	TimestampOutOfWindow        Diagnosis = "timestamp_out_of_window"
+	MalformedTimestamp          Diagnosis = "malformed_timestamp"
+	MissingSignatureHeader      Diagnosis = "missing_signature_header"
+	MalformedSignatureHeader    Diagnosis = "malformed_signature_header"
+	NoSecretProvisioned         Diagnosis = "no_secret_provisioned"
+	ContentEncodingNotSupported Diagnosis = "content_encoding_not_supported"
+	BodyTooLarge                Diagnosis = "body_too_large"
+)
+
+// Header is a parsed x-signature header. T is kept as text: whether it is a
+// valid integer is a separate diagnosis (malformed_timestamp).
+type Header struct {
+	T  string
+	V1 string
+}
+
+// ParseHeader parses "t=<ms>,v1=<64 hex>". Parts are separated by commas and
+// may be surrounded by spaces; their order does not matter. Unknown parts
+// are ignored, so a future v2 can be sent alongside v1. It reports false when
+// t or v1 is missing or repeated, or v1 is not 64 hex characters (either
+// case: an uppercase v1 is diagnosed later as hex_case_mismatch).
+func ParseHeader(value string) (Header, bool) {
+	var h Header
+	var seenT, seenV1 bool
+	for _, part := range strings.Split(value, ",") {
+		key, val, found := strings.Cut(strings.TrimSpace(part), "=")
+		if !found {
+			return Header{}, false
+		}
+		switch key {
+		case "t":
+			if seenT {
+				return Header{}, false
+			}
+			seenT, h.T = true, val
+		case "v1":
+			if seenV1 {
+				return Header{}, false
+			}
+			seenV1, h.V1 = true, val
+		}
+	}
+	if !seenT || !seenV1 || h.T == "" || !isHex64(h.V1) {
+		return Header{}, false
+	}
+	return h, true
+}
+
+func isHex64(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// PayloadString is what gets signed: t + "." + body.
+func PayloadString(t string, body []byte) string {
+	return t + "." + string(body)
+}
+
+// Compute returns the lowercase hex HMAC-SHA256 of t + "." + body.
+func Compute(secret, t string, body []byte) string {
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte(t))
+	mac.Write([]byte{'.'})
+	mac.Write(body)
+	return hex.EncodeToString(mac.Sum(nil))
+}
+
+// Sign returns the header value for body signed at now.
+func Sign(secret string, body []byte, now time.Time) string {
+	t := strconv.FormatInt(now.UnixMilli(), 10)
+	return "t=" + t + ",v1=" + Compute(secret, t, body)
+}
+
+// Result is the outcome of Verify, with what the diagnostic endpoint shows.
+type Result struct {
+	Diagnosis Diagnosis
+	Header    Header // parsed header, when it could be parsed
+	// Timestamp is t as an integer and DeltaMS its distance from now in
+	// milliseconds (t - now); both valid when HasTimestamp is set.
+	Timestamp    int64
+	DeltaMS      int64
+	HasTimestamp bool
+	WindowOK     bool
+}
+
+// Verify checks header against body with secret at now. An empty secret
+// means the client has none (no_secret_provisioned). It checks in the order
+// the design fixes, so the first problem found is the one reported.
+func Verify(secret, header string, body []byte, now time.Time) Result {
+	var r Result
+	if secret == "" {
+		r.Diagnosis = NoSecretProvisioned
+		return r
+	}
+	if strings.TrimSpace(header) == "" {
+		r.Diagnosis = MissingSignatureHeader
+		return r
+	}
+	h, ok := ParseHeader(header)
+	if !ok {
+		r.Diagnosis = MalformedSignatureHeader
+		return r
+	}
+	r.Header = h
+	t, err := strconv.ParseInt(h.T, 10, 64)
+	if err != nil {
+		r.Diagnosis = MalformedTimestamp
+		return r
+	}
+	r.Timestamp, r.HasTimestamp = t, true
+	r.DeltaMS, r.WindowOK = WindowDelta(t, now)
+	if !r.WindowOK {
+		r.Diagnosis = TimestampOutOfWindow
+		return r
+	}
+	expected := Compute(secret, h.T, body)
+	if !hmac.Equal([]byte(expected), []byte(strings.ToLower(h.V1))) {
+		r.Diagnosis = SignatureMismatch
+		return r
+	}
+	if h.V1 != expected {
+		r.Diagnosis = HexCaseMismatch
+		return r
+	}
+	r.Diagnosis = OK
+	return r
+}
+
+// WindowDelta returns t - now in milliseconds and whether that is within
+// Window either side. A t so far in the past that the difference would
+// overflow int64 saturates at math.MinInt64 (and likewise upwards).
+func WindowDelta(tMillis int64, now time.Time) (int64, bool) {
+	nowMS := now.UnixMilli()
+	var delta int64
+	switch {
+	case nowMS > 0 && tMillis < math.MinInt64+nowMS:
+		delta = math.MinInt64
+	case nowMS < 0 && tMillis > math.MaxInt64+nowMS:
+		delta = math.MaxInt64
+	default:
+		delta = tMillis - nowMS
+	}
+	limit := Window.Milliseconds()
+	return delta, delta >= -limit && delta <= limit
+}

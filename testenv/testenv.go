@@ -1,0 +1,231 @@
+// Package testenv gives tests their backends: a fresh, migrated database and
+// a Redis client. With TEST_DATABASE_URL and TEST_REDIS_URL set (CI always
+// sets them) they are real PostgreSQL and Redis; otherwise a SQLite file and
+// miniredis, so the same suites run on the embedded backends of `payoutd dev`.
+package testenv
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+	"gorm.io/gorm"
+
+	"github.com/payoutd/payoutd/database"
+)
+
+// DB returns a migrated database of its own for this test, dropped at the end.
+func DB(t testing.TB) *gorm.DB {
+	t.Helper()
+	db, _ := DBWithURL(t)
+	return db
+}
+
+// DBWithURL is DB that also returns the database's URL, for tests that start
+// a second process or open a second handle.
+func DBWithURL(t testing.TB) (*gorm.DB, string) {
+	t.Helper()
+	var dbURL string
+	if base := os.Getenv("TEST_DATABASE_URL"); base != "" {
+		dbURL = postgresDatabase(t, base)
+	} else {
+		dbURL = "sqlite://" + filepath.Join(t.TempDir(), "test.db")
+	}
+	db, err := database.Open(dbURL)
+	if err != nil {
+		t.Fatalf("open test database: %v", err)
+	}
+	t.Cleanup(func() {
+		if sqlDB, err := db.DB(); err == nil {
+			sqlDB.Close()
+		}
+	})
+	if database.DialectOfDB(db) == database.SQLite {
+		if _, err := database.Migrate(context.Background(), db); err != nil {
+			t.Fatalf("migrate test database: %v", err)
+		}
+	}
+	return db, dbURL
+}
+
+// UsingPostgres reports whether tests run against real PostgreSQL.
+func UsingPostgres() bool { return os.Getenv("TEST_DATABASE_URL") != "" }
+
+var (
+	templateOnce sync.Once
+	templateName string
+	templateErr  error
+)
+
+// postgresDatabase creates a database for one test from a migrated template
+// (a copy costs tens of milliseconds, a migration much more) and drops it
+// when the test ends.
+func postgresDatabase(t testing.TB, baseURL string) string {
+	t.Helper()
+	admin, err := database.Open(baseURL)
+	if err != nil {
+		t.Fatalf("open TEST_DATABASE_URL: %v", err)
+	}
+	adminSQL, _ := admin.DB()
+	defer adminSQL.Close()
+
+	templateOnce.Do(func() { templateName, templateErr = ensureTemplate(admin, baseURL) })
+	if templateErr != nil {
+		t.Fatalf("prepare template database: %v", templateErr)
+	}
+	name := "payoutd_test_" + randomHex(6)
+	var createErr error
+	for attempt := 0; attempt < 20; attempt++ {
+		createErr = admin.Exec(fmt.Sprintf(`CREATE DATABASE %s TEMPLATE %s`, name, templateName)).Error
+		// Two copies of one template at once may collide; wait and retry.
+		if createErr == nil || !strings.Contains(createErr.Error(), "being accessed by other users") {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if createErr != nil {
+		t.Fatalf("create test database: %v", createErr)
+	}
+	t.Cleanup(func() {
+		cleanup, err := database.Open(baseURL)
+		if err != nil {
+			return
+		}
+		cleanup.Exec(fmt.Sprintf(`DROP DATABASE IF EXISTS %s WITH (FORCE)`, name))
+		if sqlDB, err := cleanup.DB(); err == nil {
+			sqlDB.Close()
+		}
+	})
+	return withDatabaseName(t, baseURL, name)
+}
+
+// ensureTemplate creates (once per schema version, shared by every test
+// process) a template database holding the migrated schema.
+func ensureTemplate(admin *gorm.DB, baseURL string) (string, error) {
+	name := "payoutd_tpl_" + migrationsDigest()
+	conn, err := admin.DB()
+	if err != nil {
+		return "", err
+	}
+	ctx := context.Background()
+	c, err := conn.Conn(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	// Test processes of several packages start together: one creates it.
+	if _, err := c.ExecContext(ctx, `SELECT pg_advisory_lock(727274)`); err != nil {
+		return "", err
+	}
+	defer c.ExecContext(ctx, `SELECT pg_advisory_unlock(727274)`)
+	var exists bool
+	if err := c.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
+		return "", err
+	}
+	if exists {
+		return name, nil
+	}
+	building := name + "_building"
+	if _, err := c.ExecContext(ctx, fmt.Sprintf(`DROP DATABASE IF EXISTS %s WITH (FORCE)`, building)); err != nil {
+		return "", err
+	}
+	if _, err := c.ExecContext(ctx, fmt.Sprintf(`CREATE DATABASE %s`, building)); err != nil {
+		return "", err
+	}
+	tplURL, err := replaceDatabaseName(baseURL, building)
+	if err != nil {
+		return "", err
+	}
+	tpl, err := database.Open(tplURL)
+	if err != nil {
+		return "", err
+	}
+	_, migrateErr := database.Migrate(ctx, tpl)
+	if sqlDB, err := tpl.DB(); err == nil {
+		sqlDB.Close()
+	}
+	if migrateErr != nil {
+		return "", migrateErr
+	}
+	// Renamed only when complete, so no process copies a half-built template.
+	if _, err := c.ExecContext(ctx, fmt.Sprintf(`ALTER DATABASE %s RENAME TO %s`, building, name)); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+// migrationsDigest names the template after the migrations it holds, so a
+// changed schema never reuses a stale template.
+func migrationsDigest() string {
+	files, err := database.MigrationFiles(database.Postgres)
+	if err != nil {
+		panic(err)
+	}
+	h := sha256.New()
+	fs.WalkDir(files, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, _ := fs.ReadFile(files, path)
+		h.Write([]byte(path))
+		h.Write(b)
+		return nil
+	})
+	return hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+func withDatabaseName(t testing.TB, baseURL, name string) string {
+	t.Helper()
+	u, err := replaceDatabaseName(baseURL, name)
+	if err != nil {
+		t.Fatalf("TEST_DATABASE_URL: %v", err)
+	}
+	return u
+}
+
+func replaceDatabaseName(baseURL, name string) (string, error) {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return "", err
+	}
+	u.Path = "/" + name
+	return u.String(), nil
+}
+
+// Redis returns a Redis client: TEST_REDIS_URL's server, or a miniredis of
+// this test's own. Keys tests write carry unique ids, so tests share a real
+// server safely.
+func Redis(t testing.TB) (*redis.Client, *miniredis.Miniredis) {
+	t.Helper()
+	if raw := os.Getenv("TEST_REDIS_URL"); raw != "" {
+		opts, err := redis.ParseURL(raw)
+		if err != nil {
+			t.Fatalf("TEST_REDIS_URL: %v", err)
+		}
+		rdb := redis.NewClient(opts)
+		t.Cleanup(func() { rdb.Close() })
+		return rdb, nil
+	}
+	mr := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { rdb.Close() })
+	return rdb, mr
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}

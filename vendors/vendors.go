@@ -1,0 +1,178 @@
+// Package vendors declares what the service needs from a payout vendor
+// (its bank list, a real-time account inquiry, submitting a payout and
+// asking for its status) and the reference data they share: the Indonesian
+// banks and e-wallets of banks.tsv.
+//
+// Implementations live in sub-packages: vendors/sandbox holds the two
+// sandbox vendors, simbank and simwallet.
+package vendors
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/payoutd/payoutd/models"
+)
+
+// Bank is an entry of a vendor's bank list: a bank or an e-wallet.
+type Bank struct {
+	Code          string                // lowercase slug used as bank_code, e.g. "bca", "dana"
+	Name          string                // e.g. "Bank Central Asia"
+	SWIFT         string                // SWIFT/BIC; empty for e-wallets
+	EWallet       bool                  // account numbers are phone numbers
+	TransferTypes []models.TransferType // networks this vendor can use for it
+}
+
+// SupportsTransfer reports whether tt is one of the bank's transfer types.
+func (b Bank) SupportsTransfer(tt models.TransferType) bool {
+	for _, t := range b.TransferTypes {
+		if t == tt {
+			return true
+		}
+	}
+	return false
+}
+
+// InquiryRequest asks whether an account exists and who holds it.
+type InquiryRequest struct {
+	BankCode     string
+	AccountNo    string
+	TransferType models.TransferType
+}
+
+// Account is the result of a successful inquiry.
+type Account struct {
+	HolderName string
+}
+
+// Payout asks the vendor to transfer Amount (the net amount) to an account.
+// Reference is derived from the disbursement id and is the vendor's
+// idempotency key: submitting the same reference twice pays once.
+type Payout struct {
+	Reference    string
+	BankCode     string
+	AccountNo    string
+	TransferType models.TransferType
+	Amount       models.Amount
+}
+
+// PayoutStatus is a vendor's view of a payout.
+type PayoutStatus string
+
+const (
+	PayoutPending PayoutStatus = "PENDING" // accepted, money in flight
+	PayoutSuccess PayoutStatus = "SUCCESS"
+	PayoutFailed  PayoutStatus = "FAILED"
+)
+
+// PayoutResult is what the vendor says about a payout.
+type PayoutResult struct {
+	Reference     string
+	Status        PayoutStatus
+	FailureReason string // set when Status is PayoutFailed
+}
+
+// Errors a vendor returns. Callers decide with errors.Is.
+var (
+	// ErrAccountInactive: the account exists but cannot receive (422).
+	ErrAccountInactive = errors.New("bank account is inactive")
+	// ErrAccountNotResolved: no such account, or the number is malformed (422).
+	ErrAccountNotResolved = errors.New("bank account verification failed")
+	// ErrUnavailable: the vendor could not be reached or answered 5xx; the
+	// outcome of a submit is unknown and must be asked for, not retried blindly.
+	ErrUnavailable = errors.New("payout gateway unavailable")
+	// ErrRejected: the vendor refused the payout; no money moved.
+	ErrRejected = errors.New("vendor rejected the payout")
+	// ErrUnknownPayout: Status was asked for a reference the vendor never accepted.
+	ErrUnknownPayout = errors.New("vendor does not know this payout")
+	// ErrUnsupportedBank: the code is not on this vendor's list.
+	ErrUnsupportedBank = errors.New("bank code is not supported by this wallet's vendor")
+)
+
+// Vendor is a payout vendor.
+type Vendor interface {
+	// Name is the vendor's identifier, as stored on wallets ("simbank").
+	Name() string
+	// Banks lists the banks and e-wallets this vendor pays out to.
+	Banks(ctx context.Context) ([]Bank, error)
+	// Inquire resolves an account's holder in real time. Returns
+	// ErrAccountInactive, ErrAccountNotResolved, ErrUnsupportedBank or
+	// ErrUnavailable.
+	Inquire(ctx context.Context, req InquiryRequest) (Account, error)
+	// Submit asks for a payout. Returns ErrRejected (with the reason
+	// wrapped) when refused, ErrUnavailable when the outcome is unknown.
+	Submit(ctx context.Context, p Payout) (PayoutResult, error)
+	// Status reports a payout by reference. Returns ErrUnknownPayout or
+	// ErrUnavailable.
+	Status(ctx context.Context, reference string) (PayoutResult, error)
+}
+
+// Registry finds vendors by name.
+type Registry map[string]Vendor
+
+// NewRegistry indexes vendors by their names.
+func NewRegistry(vs ...Vendor) Registry {
+	r := Registry{}
+	for _, v := range vs {
+		r[v.Name()] = v
+	}
+	return r
+}
+
+// Get returns the named vendor.
+func (r Registry) Get(name string) (Vendor, error) {
+	v, ok := r[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown vendor %q", name)
+	}
+	return v, nil
+}
+
+// Names lists the registered vendors.
+func (r Registry) Names() []string {
+	names := make([]string, 0, len(r))
+	for n := range r {
+		names = append(names, n)
+	}
+	return names
+}
+
+// FindBank returns the entry for code (case-insensitive) in banks.
+func FindBank(banks []Bank, code string) (Bank, bool) {
+	code = strings.ToLower(strings.TrimSpace(code))
+	for _, b := range banks {
+		if b.Code == code {
+			return b, true
+		}
+	}
+	return Bank{}, false
+}
+
+//go:embed banks.tsv
+var banksTSV string
+
+// EWalletCodes are the e-wallets payouts can go to, with their names.
+var eWallets = []Bank{
+	{Code: "dana", Name: "DANA", EWallet: true},
+	{Code: "gopay", Name: "GoPay", EWallet: true},
+	{Code: "ovo", Name: "OVO", EWallet: true},
+	{Code: "linkaja", Name: "LinkAja", EWallet: true},
+	{Code: "shopeepay", Name: "ShopeePay", EWallet: true},
+}
+
+// Directory returns every bank of banks.tsv and every e-wallet, without
+// transfer types (each vendor sets its own), in a stable order.
+func Directory() []Bank {
+	var out []Bank
+	for i, line := range strings.Split(strings.TrimSpace(banksTSV), "\n") {
+		cols := strings.Split(line, "\t")
+		if i == 0 || len(cols) != 4 {
+			continue // header
+		}
+		out = append(out, Bank{Code: cols[0], Name: cols[2], SWIFT: cols[3]})
+	}
+	return append(out, eWallets...)
+}
