@@ -1,0 +1,224 @@
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/payoutd/payoutd/ledger"
+	"github.com/payoutd/payoutd/models"
+)
+
+// ExitInvariant is the exit status of a reconcile that found a problem;
+// other failures exit 1, usage errors 2.
+const ExitInvariant = 3
+
+// usageError marks a mistake in the command line (exit 2).
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+// command is one `payoutd admin <group> <verb>`.
+type command struct {
+	name string
+	help string
+	run  func(ctx context.Context, d Deps, fs *flag.FlagSet, args []string) (any, error)
+}
+
+var commands = []command{
+	{"client create", "--name NAME [--kind merchant|holding] [--allowed-ips CIDR,...] [--payout-webhook-url URL] [--payment-webhook-url URL] [--no-signing-secret]", runClientCreate},
+	{"client rotate-credentials", "--client ID", runClientRotate},
+	{"client update", "--client ID [--allowed-ips CIDR,...] [--payout-webhook-url URL] [--payment-webhook-url URL] [--withdrawals active|suspended] [--review-threshold AMOUNT|off] [--bifast-fee AMOUNT] [--rtol-fee AMOUNT] [--bifast-min-net AMOUNT] [--rtol-min-net AMOUNT] [--payment-fee-bps N]", runClientUpdate},
+	{"client show", "--client ID", runClientShow},
+	{"wallet create", "--client ID --name NAME --vendor simbank|simwallet [--provisioning] [--default]", runWalletCreate},
+	{"wallet activate", "--wallet ID", runWalletActivate},
+	{"wallet adjust", "--wallet ID --amount SIGNED_DECIMAL --memo TEXT", runWalletAdjust},
+	{"reconcile", "", runReconcile},
+}
+
+// Usage lists the commands.
+func Usage() string {
+	var b strings.Builder
+	b.WriteString("usage: payoutd admin <command> [flags]\n\ncommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(&b, "  %s %s\n", c.name, c.help)
+	}
+	return b.String()
+}
+
+// Run executes one admin command given its arguments (after "admin") and
+// returns the process exit status.
+func Run(ctx context.Context, d Deps, args []string, stdout, stderr io.Writer) int {
+	cmd, rest, ok := findCommand(args)
+	if !ok {
+		writeError(stderr, fmt.Sprintf("unknown admin command %q", strings.Join(args, " ")))
+		fmt.Fprint(stderr, Usage())
+		return 2
+	}
+	fs := flag.NewFlagSet("payoutd admin "+cmd.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	result, err := cmd.run(ctx, d, fs, rest)
+	if err != nil {
+		writeError(stderr, err.Error())
+		var u usageError
+		if errors.As(err, &u) {
+			fmt.Fprintf(stderr, "usage: payoutd admin %s %s\n", cmd.name, cmd.help)
+			return 2
+		}
+		return 1
+	}
+	enc := json.NewEncoder(stdout)
+	if err := enc.Encode(result); err != nil {
+		writeError(stderr, err.Error())
+		return 1
+	}
+	if report, ok := result.(*ledger.Report); ok && !report.OK {
+		return ExitInvariant
+	}
+	return 0
+}
+
+func findCommand(args []string) (command, []string, bool) {
+	for _, c := range commands {
+		words := strings.Fields(c.name)
+		if len(args) >= len(words) && strings.Join(args[:len(words)], " ") == c.name {
+			return c, args[len(words):], true
+		}
+	}
+	return command{}, nil, false
+}
+
+func writeError(w io.Writer, msg string) {
+	b, _ := json.Marshal(map[string]string{"error": msg})
+	fmt.Fprintln(w, string(b))
+}
+
+// parse parses flags and refuses stray arguments.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	return nil
+}
+
+func requireID(flagName, raw string) (uuid.UUID, error) {
+	if raw == "" {
+		return uuid.Nil, usageError{"--" + flagName + " is required"}
+	}
+	id, err := uuid.Parse(raw)
+	if err != nil {
+		return uuid.Nil, usageError{"--" + flagName + " must be a UUID"}
+	}
+	return id, nil
+}
+
+func runClientCreate(ctx context.Context, d Deps, fs *flag.FlagSet, args []string) (any, error) {
+	var o ClientOptions
+	var kind string
+	fs.StringVar(&o.Name, "name", "", "")
+	fs.StringVar(&kind, "kind", string(models.KindMerchant), "")
+	fs.StringVar(&o.AllowedIPs, "allowed-ips", "", "")
+	fs.StringVar(&o.PayoutWebhookURL, "payout-webhook-url", "", "")
+	fs.StringVar(&o.PaymentWebhookURL, "payment-webhook-url", "", "")
+	fs.BoolVar(&o.NoSigningSecret, "no-signing-secret", false, "")
+	if err := parse(fs, args); err != nil {
+		return nil, err
+	}
+	o.Kind = models.ClientKind(kind)
+	return CreateClient(ctx, d, o)
+}
+
+func runClientRotate(ctx context.Context, d Deps, fs *flag.FlagSet, args []string) (any, error) {
+	raw := fs.String("client", "", "")
+	if err := parse(fs, args); err != nil {
+		return nil, err
+	}
+	id, err := requireID("client", *raw)
+	if err != nil {
+		return nil, err
+	}
+	return RotateCredentials(ctx, d, id)
+}
+
+func runClientShow(ctx context.Context, d Deps, fs *flag.FlagSet, args []string) (any, error) {
+	raw := fs.String("client", "", "")
+	if err := parse(fs, args); err != nil {
+		return nil, err
+	}
+	id, err := requireID("client", *raw)
+	if err != nil {
+		return nil, err
+	}
+	c, err := d.store().FindClient(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return toClientRecord(c), nil
+}
+
+func runWalletCreate(ctx context.Context, d Deps, fs *flag.FlagSet, args []string) (any, error) {
+	var o WalletOptions
+	rawClient := fs.String("client", "", "")
+	fs.StringVar(&o.Name, "name", "", "")
+	fs.StringVar(&o.Vendor, "vendor", "", "")
+	fs.BoolVar(&o.Provisioning, "provisioning", false, "")
+	fs.BoolVar(&o.Default, "default", false, "")
+	if err := parse(fs, args); err != nil {
+		return nil, err
+	}
+	id, err := requireID("client", *rawClient)
+	if err != nil {
+		return nil, err
+	}
+	o.ClientID = id
+	return CreateWallet(ctx, d, o)
+}
+
+func runWalletActivate(ctx context.Context, d Deps, fs *flag.FlagSet, args []string) (any, error) {
+	raw := fs.String("wallet", "", "")
+	if err := parse(fs, args); err != nil {
+		return nil, err
+	}
+	id, err := requireID("wallet", *raw)
+	if err != nil {
+		return nil, err
+	}
+	w, err := d.store().ActivateWallet(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]string{"wallet_id": w.ID.String(), "name": w.Name, "vendor": w.Vendor, "state": string(w.State)}, nil
+}
+
+func runWalletAdjust(ctx context.Context, d Deps, fs *flag.FlagSet, args []string) (any, error) {
+	raw := fs.String("wallet", "", "")
+	amount := fs.String("amount", "", "")
+	memo := fs.String("memo", "", "")
+	if err := parse(fs, args); err != nil {
+		return nil, err
+	}
+	id, err := requireID("wallet", *raw)
+	if err != nil {
+		return nil, err
+	}
+	if *amount == "" {
+		return nil, usageError{"--amount is required"}
+	}
+	return AdjustWallet(ctx, d, id, *amount, *memo)
+}
+
+func runReconcile(ctx context.Context, d Deps, fs *flag.FlagSet, args []string) (any, error) {
+	if err := parse(fs, args); err != nil {
+		return nil, err
+	}
+	return ledger.Reconcile(ctx, d.DB)
+}

@@ -1,0 +1,144 @@
+package admin
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/payoutd/payoutd/models"
+)
+
+// ClientRecord is how operator commands show a client. Amounts are decimal
+// strings in IDR.
+type ClientRecord struct {
+	ClientID          string   `json:"client_id"`
+	Name              string   `json:"name"`
+	Kind              string   `json:"kind"`
+	Environment       string   `json:"environment"`
+	AllowedIPs        []string `json:"allowed_ips"`
+	PayoutWebhookURL  string   `json:"payout_webhook_url"`
+	PaymentWebhookURL string   `json:"payment_webhook_url"`
+	Withdrawals       string   `json:"withdrawals"`
+	PaymentFeeBps     int64    `json:"payment_fee_bps"`
+	BIFASTFee         string   `json:"bifast_fee"`
+	RTOLFee           string   `json:"rtol_fee"`
+	BIFASTMinNet      string   `json:"bifast_min_net"`
+	RTOLMinNet        string   `json:"rtol_min_net"`
+	ReviewThreshold   *string  `json:"review_threshold"`
+}
+
+func toClientRecord(c *models.Client) ClientRecord {
+	r := ClientRecord{
+		ClientID: c.ID.String(), Name: c.Name, Kind: string(c.Kind), Environment: string(c.Environment),
+		AllowedIPs: []string{}, PayoutWebhookURL: c.PayoutWebhookURL, PaymentWebhookURL: c.PaymentWebhookURL,
+		Withdrawals: string(c.Withdrawals), PaymentFeeBps: c.PaymentFeeBps,
+		BIFASTFee: c.BIFASTFee.String(), RTOLFee: c.RTOLFee.String(),
+		BIFASTMinNet: c.BIFASTMinNet.String(), RTOLMinNet: c.RTOLMinNet.String(),
+	}
+	if c.AllowedIPs != "" {
+		r.AllowedIPs = strings.Split(c.AllowedIPs, ",")
+	}
+	if c.ReviewThreshold != nil {
+		s := c.ReviewThreshold.String()
+		r.ReviewThreshold = &s
+	}
+	return r
+}
+
+// runClientUpdate changes only the settings given on the command line and
+// prints the client as it is afterwards.
+func runClientUpdate(ctx context.Context, d Deps, fs *flag.FlagSet, args []string) (any, error) {
+	raw := fs.String("client", "", "")
+	set := map[string]*string{}
+	for _, name := range []string{"allowed-ips", "payout-webhook-url", "payment-webhook-url", "withdrawals",
+		"review-threshold", "bifast-fee", "rtol-fee", "bifast-min-net", "rtol-min-net", "payment-fee-bps"} {
+		set[name] = fs.String(name, "", "")
+	}
+	if err := parse(fs, args); err != nil {
+		return nil, err
+	}
+	id, err := requireID("client", *raw)
+	if err != nil {
+		return nil, err
+	}
+	given := map[string]string{}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name != "client" {
+			given[f.Name] = *set[f.Name]
+		}
+	})
+	if len(given) == 0 {
+		return nil, usageError{"nothing to update: give at least one setting"}
+	}
+	c, err := d.store().FindClient(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := applyClientSettings(d, c, given); err != nil {
+		return nil, err
+	}
+	if err := d.store().SaveClient(ctx, c); err != nil {
+		return nil, err
+	}
+	return toClientRecord(c), nil
+}
+
+func applyClientSettings(d Deps, c *models.Client, given map[string]string) error {
+	for name, value := range given {
+		var err error
+		switch name {
+		case "allowed-ips":
+			c.AllowedIPs, err = models.NormalizeCIDRList(value)
+		case "payout-webhook-url":
+			if err := checkWebhookURL(d.Env, "--"+name, value); err != nil {
+				return err
+			}
+			c.PayoutWebhookURL = value
+		case "payment-webhook-url":
+			if err := checkWebhookURL(d.Env, "--"+name, value); err != nil {
+				return err
+			}
+			c.PaymentWebhookURL = value
+		case "withdrawals":
+			if value != string(models.WithdrawalsActive) && value != string(models.WithdrawalsSuspended) {
+				err = fmt.Errorf("must be active or suspended")
+			}
+			c.Withdrawals = models.WithdrawalState(value)
+		case "review-threshold":
+			if value == "off" || value == "" {
+				c.ReviewThreshold = nil
+				continue
+			}
+			var a models.Amount
+			a, err = models.ParsePositiveAmount(value)
+			c.ReviewThreshold = &a
+		case "bifast-fee":
+			c.BIFASTFee, err = parseSetting(value)
+		case "rtol-fee":
+			c.RTOLFee, err = parseSetting(value)
+		case "bifast-min-net":
+			c.BIFASTMinNet, err = parseSetting(value)
+		case "rtol-min-net":
+			c.RTOLMinNet, err = parseSetting(value)
+		case "payment-fee-bps":
+			c.PaymentFeeBps, err = strconv.ParseInt(value, 10, 64)
+			if err == nil && (c.PaymentFeeBps < 0 || c.PaymentFeeBps > 10000) {
+				err = fmt.Errorf("must be from 0 to 10000 basis points")
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("--%s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// parseSetting accepts a fee or minimum: zero or a positive amount.
+func parseSetting(value string) (models.Amount, error) {
+	if value == "0" {
+		return 0, nil
+	}
+	return models.ParsePositiveAmount(value)
+}

@@ -1,0 +1,206 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+	"gorm.io/gorm"
+
+	"github.com/payoutd/payoutd/admin"
+	"github.com/payoutd/payoutd/config"
+	"github.com/payoutd/payoutd/credentials"
+	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/signature"
+	"github.com/payoutd/payoutd/testenv"
+	"github.com/payoutd/payoutd/vendors/sandbox"
+)
+
+// fixedNow is the server's clock in these tests.
+var fixedNow = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+
+// bundle is what an API test needs.
+type bundle struct {
+	t      *testing.T
+	db     *gorm.DB
+	redis  *redis.Client
+	server *Server
+	admin  admin.Deps
+	env    models.Environment
+}
+
+type setupOptions struct {
+	env            models.Environment
+	trustedProxies string
+}
+
+func setup(t *testing.T, opts ...setupOptions) *bundle {
+	t.Helper()
+	o := setupOptions{env: models.Production}
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	db := testenv.DB(t)
+	rdb, _ := testenv.Redis(t)
+	key := make([]byte, 32)
+	rand.Read(key)
+	sealer, err := credentials.NewSealer(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Defaults()
+	cfg.Env = o.env
+	cfg.SecretsKey = key
+	if o.trustedProxies != "" {
+		cfg.TrustedProxies, err = models.ParseCIDRList(o.trustedProxies)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	registry := sandbox.Registry(sandbox.Options{})
+	srv, err := New(Deps{Config: cfg, DB: db, Redis: rdb, Sealer: sealer, Vendors: registry, Now: func() time.Time { return fixedNow }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return &bundle{t: t, db: db, redis: rdb, server: srv, env: o.env,
+		admin: admin.Deps{DB: db, Sealer: sealer, Env: o.env, Vendors: registry}}
+}
+
+// merchant is a client made through the admin functions, as operators do.
+type merchant struct {
+	id             uuid.UUID
+	apiKey         string
+	signingSecret  string
+	callbackSecret string
+}
+
+func (b *bundle) newClient(o admin.ClientOptions) merchant {
+	b.t.Helper()
+	if o.Name == "" {
+		o.Name = "Toko Test"
+	}
+	creds, err := admin.CreateClient(context.Background(), b.admin, o)
+	if err != nil {
+		b.t.Fatalf("create client: %v", err)
+	}
+	m := merchant{id: uuid.MustParse(creds.ClientID), apiKey: creds.APIKey, callbackSecret: creds.CallbackSecret}
+	if creds.SigningSecret != nil {
+		m.signingSecret = *creds.SigningSecret
+	}
+	return m
+}
+
+func (b *bundle) newMerchant() merchant { return b.newClient(admin.ClientOptions{}) }
+
+func (b *bundle) newWallet(clientID uuid.UUID, name, vendor string, provisioning bool) uuid.UUID {
+	b.t.Helper()
+	w, err := admin.CreateWallet(context.Background(), b.admin, admin.WalletOptions{
+		ClientID: clientID, Name: name, Vendor: vendor, Provisioning: provisioning})
+	if err != nil {
+		b.t.Fatalf("create wallet: %v", err)
+	}
+	return uuid.MustParse(w.WalletID)
+}
+
+func (b *bundle) fund(walletID uuid.UUID, amount string) {
+	b.t.Helper()
+	if _, err := admin.AdjustWallet(context.Background(), b.admin, walletID, amount, "test funding"); err != nil {
+		b.t.Fatalf("fund wallet: %v", err)
+	}
+}
+
+// request describes one call; the zero value is an unauthenticated GET.
+type request struct {
+	method    string
+	path      string
+	body      []byte
+	headers   map[string]string
+	remoteIP  string
+	apiKey    string
+	sign      string // signing secret: adds a valid x-signature at fixedNow
+	timestamp bool   // adds a valid x-timestamp
+}
+
+type response struct {
+	status  int
+	header  http.Header
+	body    []byte
+	errBody string
+}
+
+func (b *bundle) do(r request) response {
+	b.t.Helper()
+	if r.method == "" {
+		r.method = http.MethodGet
+	}
+	req := httptest.NewRequest(r.method, r.path, bytes.NewReader(r.body))
+	req.RemoteAddr = "203.0.113.10:40000"
+	if r.remoteIP != "" {
+		req.RemoteAddr = r.remoteIP + ":40000"
+	}
+	if r.body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if r.apiKey != "" {
+		req.Header.Set("x-api-key", r.apiKey)
+	}
+	if r.sign != "" {
+		req.Header.Set("x-signature", signature.Sign(r.sign, r.body, fixedNow))
+	}
+	if r.timestamp {
+		req.Header.Set("x-timestamp", millis(fixedNow))
+	}
+	for k, v := range r.headers {
+		req.Header.Set(k, v)
+	}
+	rec := httptest.NewRecorder()
+	b.server.Handler().ServeHTTP(rec, req)
+	resp := response{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
+	var e struct {
+		Error *string `json:"error"`
+	}
+	if json.Unmarshal(resp.body, &e) == nil && e.Error != nil {
+		resp.errBody = *e.Error
+	}
+	return resp
+}
+
+func millis(t time.Time) string { return jsonNumber(t.UnixMilli()) }
+
+func jsonNumber(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+// expect fails the test unless the response has the status and, for an
+// error status, the body is exactly {"error": msg} (msg "" skips the text).
+func (r response) expect(t *testing.T, status int, msg string) {
+	t.Helper()
+	if r.status != status {
+		t.Fatalf("status %d, want %d; body %s", r.status, status, r.body)
+	}
+	if status >= 400 {
+		var m map[string]any
+		if err := json.Unmarshal(r.body, &m); err != nil || len(m) != 1 {
+			t.Fatalf("error body must be exactly {\"error\": ...}, got %s", r.body)
+		}
+		if r.errBody == "" {
+			t.Fatalf("error message empty: %s", r.body)
+		}
+		if msg != "" && r.errBody != msg {
+			t.Fatalf("error %q, want %q", r.errBody, msg)
+		}
+	}
+}
+
+func (r response) decode(t *testing.T, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.body, v); err != nil {
+		t.Fatalf("decode %s: %v", r.body, err)
+	}
+}

@@ -1,0 +1,234 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/payoutd/payoutd/admin"
+	"github.com/payoutd/payoutd/api"
+	"github.com/payoutd/payoutd/config"
+	"github.com/payoutd/payoutd/database"
+	"github.com/payoutd/payoutd/logging"
+	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/signature"
+	"github.com/payoutd/payoutd/vendors/sandbox"
+	"github.com/payoutd/payoutd/worker"
+)
+
+// runDev runs the API and the worker in one process on embedded backends:
+// an in-memory Redis (miniredis) and a SQLite file in a temporary folder
+// (or DEV_DATA_DIR), with a demo client whose credentials it prints. It is
+// for trying the service and developing it, never for real money.
+func runDev(ctx context.Context, stdout, stderr io.Writer, getenv func(string) string) error {
+	start := time.Now()
+	base := config.Defaults()
+	base.Env = models.Staging
+	base.AdminUser = "admin"
+	base.AdminPassword = randomHex(8)
+	base.SecretsKey = mustRandom(32)
+	cfg, err := config.Load(getenv, base)
+	if err != nil {
+		return fmt.Errorf("configuration:\n%w", err)
+	}
+	cfg.Env = models.Staging // dev is never production
+	slog.SetDefault(logging.New(stderr, cfg.LogLevel))
+
+	dataDir := getenv("DEV_DATA_DIR")
+	if dataDir == "" {
+		if dataDir, err = os.MkdirTemp("", "payoutd-dev-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(dataDir)
+	} else if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return err
+	}
+	cfg.DatabaseURL = "sqlite://" + filepath.Join(dataDir, "payoutd-dev.db")
+
+	mr := miniredis.NewMiniRedis()
+	if err := mr.Start(); err != nil {
+		return fmt.Errorf("start embedded redis: %w", err)
+	}
+	defer mr.Close()
+	cfg.RedisURL = "redis://" + mr.Addr()
+
+	db, err := database.Open(cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if sqlDB, err := db.DB(); err == nil {
+			sqlDB.Close()
+		}
+	}()
+	if _, err := database.Migrate(ctx, db); err != nil {
+		return err
+	}
+	sealer, err := cfg.Sealer()
+	if err != nil {
+		return err
+	}
+	registry := sandbox.Registry(sandbox.Options{CompleteAfter: cfg.SandboxCompleteAfter})
+	demo, err := provisionDemo(ctx, admin.Deps{DB: db, Sealer: sealer, Env: cfg.Env, Vendors: registry})
+	if err != nil {
+		return fmt.Errorf("create demo client: %w", err)
+	}
+
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	queue := asynq.RedisClientOpt{Addr: mr.Addr()}
+	srv, err := api.New(api.Deps{Config: cfg, DB: db, Redis: rdb, Sealer: sealer, Vendors: registry, QueueRedis: queue})
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return advanceRedisClock(gctx, mr) })
+	g.Go(func() error { return worker.Run(gctx, worker.Deps{DB: db, Redis: queue, Vendors: registry}) })
+	g.Go(func() error {
+		return api.ListenAndServe(gctx, cfg.HTTPAddr, srv.Handler(), func(addr string) {
+			printDevBanner(stdout, devBanner{addr: addr, cfg: cfg, demo: demo, dataDir: dataDir, startup: time.Since(start)})
+		})
+	})
+	return g.Wait()
+}
+
+// advanceRedisClock makes miniredis expire keys: it only does so when told
+// that time has passed.
+func advanceRedisClock(ctx context.Context, mr *miniredis.Miniredis) error {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	last := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case now := <-tick.C:
+			mr.FastForward(now.Sub(last))
+			last = now
+		}
+	}
+}
+
+// demoClient is what the banner shows.
+type demoClient struct {
+	creds       *admin.IssuedCredentials
+	mainWallet  *admin.WalletCreated
+	ewallet     *admin.WalletCreated
+	mainBalance string
+}
+
+// provisionDemo creates the demo merchant with a funded simbank wallet
+// (its default) and a simwallet wallet for e-wallet payouts.
+func provisionDemo(ctx context.Context, d admin.Deps) (*demoClient, error) {
+	creds, err := admin.CreateClient(ctx, d, admin.ClientOptions{Name: "Demo Merchant"})
+	if err != nil {
+		return nil, err
+	}
+	clientID, _ := parseUUID(creds.ClientID)
+	main, err := admin.CreateWallet(ctx, d, admin.WalletOptions{ClientID: clientID, Name: "Main wallet", Vendor: sandbox.SimBank})
+	if err != nil {
+		return nil, err
+	}
+	ewallet, err := admin.CreateWallet(ctx, d, admin.WalletOptions{ClientID: clientID, Name: "E-wallet payouts", Vendor: sandbox.SimWallet})
+	if err != nil {
+		return nil, err
+	}
+	mainID, _ := parseUUID(main.WalletID)
+	funded, err := admin.AdjustWallet(ctx, d, mainID, "10000000", "dev mode opening balance")
+	if err != nil {
+		return nil, err
+	}
+	ewalletID, _ := parseUUID(ewallet.WalletID)
+	if _, err := admin.AdjustWallet(ctx, d, ewalletID, "1000000", "dev mode opening balance"); err != nil {
+		return nil, err
+	}
+	return &demoClient{creds: creds, mainWallet: main, ewallet: ewallet, mainBalance: funded.Balance}, nil
+}
+
+type devBanner struct {
+	addr    string
+	cfg     config.Config
+	demo    *demoClient
+	dataDir string
+	startup time.Duration
+}
+
+// printDevBanner tells a new user everything needed to make a first call:
+// the demo credentials, a signed request ready to paste (valid for the
+// 5-minute window) and a recipe that signs afresh with openssl.
+func printDevBanner(w io.Writer, b devBanner) {
+	base := "http://" + hostPort(b.addr)
+	path := "/api/v3/wallets/" + b.demo.mainWallet.WalletID + "/balance"
+	secret := *b.demo.creds.SigningSecret
+	sig := signature.Sign(secret, nil, time.Now())
+	fmt.Fprintf(w, `
+payoutd dev — DEVELOPMENT MODE: embedded Redis and SQLite, sandbox vendors, staging rules.
+Nothing here moves real money. Data lives in %s and is gone when it stops.
+Ready in %s at %s
+
+Demo client
+  client_id        %s
+  api_key          %s
+  signing_secret   %s
+  callback_secret  %s
+  wallets          %s  Main wallet (simbank, default, balance %s)
+                   %s  E-wallet payouts (simwallet)
+
+Queue dashboard    %s/ops/queues   (user %s, password %s)
+
+A signed request, valid for 5 minutes:
+
+  curl -s %s%s \
+    -H 'x-api-key: %s' \
+    -H 'x-signature: %s'
+
+Signed afresh at any time (bash + openssl):
+
+  KEY=%s SECRET=%s
+  T=$(date +%%s%%3N); SIG=$(printf '%%s.' "$T" | openssl dgst -sha256 -hmac "$SECRET" | sed 's/^.*= //')
+  curl -s %s%s -H "x-api-key: $KEY" -H "x-signature: t=$T,v1=$SIG"
+
+`,
+		b.dataDir, b.startup.Round(time.Millisecond), base,
+		b.demo.creds.ClientID, b.demo.creds.APIKey, secret, b.demo.creds.CallbackSecret,
+		b.demo.mainWallet.WalletID, b.demo.mainBalance, b.demo.ewallet.WalletID,
+		base, b.cfg.AdminUser, b.cfg.AdminPassword,
+		base, path, b.demo.creds.APIKey, sig,
+		b.demo.creds.APIKey, secret, base, path)
+}
+
+// hostPort turns a listen address such as "[::]:8080" into one to dial.
+func hostPort(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "localhost"
+	}
+	return net.JoinHostPort(host, port)
+}
+
+func randomHex(n int) string { return hex.EncodeToString(mustRandom(n)) }
+
+func mustRandom(n int) []byte {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return b
+}
