@@ -57,7 +57,7 @@ func Usage() string {
 func Run(ctx context.Context, d Deps, args []string, stdout, stderr io.Writer) int {
 	cmd, rest, ok := findCommand(args)
 	if !ok {
-		writeError(stderr, fmt.Sprintf("unknown admin command %q", strings.Join(args, " ")))
+		WriteError(stderr, fmt.Sprintf("unknown admin command %q", strings.Join(args, " ")))
 		fmt.Fprint(stderr, Usage())
 		return 2
 	}
@@ -65,7 +65,7 @@ func Run(ctx context.Context, d Deps, args []string, stdout, stderr io.Writer) i
 	fs.SetOutput(io.Discard)
 	result, err := cmd.run(ctx, d, fs, rest)
 	if err != nil {
-		writeError(stderr, err.Error())
+		WriteError(stderr, err.Error())
 		var u usageError
 		if errors.As(err, &u) {
 			fmt.Fprintf(stderr, "usage: payoutd admin %s %s\n", cmd.name, cmd.help)
@@ -75,7 +75,7 @@ func Run(ctx context.Context, d Deps, args []string, stdout, stderr io.Writer) i
 	}
 	enc := json.NewEncoder(stdout)
 	if err := enc.Encode(result); err != nil {
-		writeError(stderr, err.Error())
+		WriteError(stderr, err.Error())
 		return 1
 	}
 	if report, ok := result.(*ledger.Report); ok && !report.OK {
@@ -94,7 +94,8 @@ func findCommand(args []string) (command, []string, bool) {
 	return command{}, nil, false
 }
 
-func writeError(w io.Writer, msg string) {
+// WriteError prints {"error": msg} as one line, the CLI's error contract.
+func WriteError(w io.Writer, msg string) {
 	b, _ := json.Marshal(map[string]string{"error": msg})
 	fmt.Fprintln(w, string(b))
 }

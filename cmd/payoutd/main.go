@@ -213,12 +213,12 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	}
 	cfg, err := loadConfig(io.Discard, getenv, config.Needs{Database: true, Secrets: true})
 	if err != nil {
-		fmt.Fprintf(stderr, "{\"error\":%q}\n", err.Error())
+		admin.WriteError(stderr, err.Error())
 		return 1
 	}
 	db, err := database.Open(cfg.DatabaseURL)
 	if err != nil {
-		fmt.Fprintf(stderr, "{\"error\":%q}\n", err.Error())
+		admin.WriteError(stderr, err.Error())
 		return 1
 	}
 	defer func() {
@@ -228,7 +228,7 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	}()
 	sealer, err := cfg.Sealer()
 	if err != nil {
-		fmt.Fprintf(stderr, "{\"error\":%q}\n", err.Error())
+		admin.WriteError(stderr, err.Error())
 		return 1
 	}
 	deps := admin.Deps{DB: db, Sealer: sealer, Env: cfg.Env, Vendors: sandbox.Registry(sandbox.Options{})}
