@@ -46,7 +46,6 @@ func NewSealer(key []byte) (*Sealer, error) {
 	return &Sealer{aead: aead}, nil
 }
 
-
 // Seal encrypts plaintext; the result is text safe to store.
 func (s *Sealer) Seal(plaintext string) string {
 	nonce := make([]byte, s.aead.NonceSize())

@@ -42,7 +42,9 @@ func TestDevModeAnswersTheSignedRequestItPrints(t *testing.T) {
 	env := map[string]string{"HTTP_ADDR": "127.0.0.1:0", "DEV_DATA_DIR": t.TempDir(), "LOG_LEVEL": "warn"}
 	started := time.Now()
 	done := make(chan int, 1)
-	go func() { done <- run(ctx, []string{"dev"}, &stdout, io.Discard, func(k string) string { return env[k] }) }()
+	go func() {
+		done <- run(ctx, []string{"dev"}, &stdout, io.Discard, func(k string) string { return env[k] })
+	}()
 	t.Cleanup(func() {
 		cancel()
 		select {
