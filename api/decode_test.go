@@ -1,0 +1,153 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/payoutd/payoutd/models"
+)
+
+// decodeTarget resembles the request shapes the API decodes.
+type decodeTarget struct {
+	ClientWalletID string      `json:"client_wallet_id"`
+	Amount         string      `json:"amount"`
+	Memo           *string     `json:"memo"`
+	Price          json.Number `json:"price"`
+	ExpiresIn      *int64      `json:"expiresIn"`
+	Flags          []string    `json:"flags"`
+	Nested         *struct {
+		Inner string `json:"inner"`
+	} `json:"nested"`
+	Enabled bool `json:"enabled"`
+}
+
+func TestDecodeJSONErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		body string
+		// wantSubstr must appear in the error message.
+		wantSubstr string
+	}{
+		{"nil body", "", "empty"},
+		{"whitespace only", " \n\t\r ", "empty"},
+		{"not JSON", "amount=100000", "not valid JSON"},
+		{"truncated", `{"amount":"100`, "not valid JSON"},
+		{"unclosed object", `{"amount":"100000"`, "not valid JSON"},
+		{"array", `[{"amount":"100000"}]`, "JSON object"},
+		{"empty array", `[]`, "JSON object"},
+		{"string", `"hello"`, "JSON object"},
+		{"number", `42`, "JSON object"},
+		{"boolean", `true`, "JSON object"},
+		{"two objects", `{"amount":"1"}{"amount":"2"}`, "single JSON object"},
+		{"two objects with newline", "{}\n{}", "single JSON object"},
+		{"trailing garbage", `{"amount":"1"} xyz`, "single JSON object"},
+		{"trailing comma", `{"amount":"1"},`, "single JSON object"},
+		{"trailing bracket", `{"amount":"1"}]`, "single JSON object"},
+		{"unknown field", `{"amount":"1","amout":"2"}`, `unknown field "amout"`},
+		{"unknown field differing only by case is not silently unknown", `{"bogus_field":1}`, `"bogus_field"`},
+		{"amount as number", `{"amount":100000}`, `field "amount" must be a string`},
+		{"wallet id as number", `{"client_wallet_id":5}`, `field "client_wallet_id" must be a string`},
+		{"memo as object", `{"memo":{}}`, `field "memo" must be a string`},
+		{"expiresIn as string", `{"expiresIn":"900"}`, `field "expiresIn" must be an integer`},
+		{"expiresIn fractional", `{"expiresIn":1.5}`, `field "expiresIn" must be an integer`},
+		{"expiresIn too large", `{"expiresIn":99999999999999999999}`, `field "expiresIn" must be an integer`},
+		{"flags as string", `{"flags":"a"}`, `field "flags" must be an array`},
+		{"enabled as string", `{"enabled":"yes"}`, `field "enabled" must be a boolean`},
+		{"nested as array", `{"nested":[]}`, `"nested" must be an object`},
+		{"invalid UTF-8 outside string", "{\xff}", "not valid JSON"},
+	}
+	for _, tt := range tests {
+		var dst decodeTarget
+		err := decodeJSON([]byte(tt.body), &dst)
+		if err == nil {
+			t.Errorf("%s: decodeJSON(%q) = nil, want an error", tt.name, tt.body)
+			continue
+		}
+		if !models.IsValidation(err) {
+			t.Errorf("%s: decodeJSON(%q) error %T %v is not a ValidationError", tt.name, tt.body, err, err)
+		}
+		var v *models.ValidationError
+		if !errors.As(err, &v) || strings.TrimSpace(v.Message) == "" {
+			t.Errorf("%s: decodeJSON(%q): want a ValidationError with a message, got %v", tt.name, tt.body, err)
+		}
+		if !strings.Contains(err.Error(), tt.wantSubstr) {
+			t.Errorf("%s: decodeJSON(%q) error %q, want it to contain %q", tt.name, tt.body, err, tt.wantSubstr)
+		}
+		if strings.Contains(err.Error(), "json:") || strings.Contains(err.Error(), "decodeTarget") || strings.Contains(err.Error(), "api.") {
+			t.Errorf("%s: decodeJSON(%q) error %q leaks Go internals", tt.name, tt.body, err)
+		}
+	}
+}
+
+func TestDecodeJSONValid(t *testing.T) {
+	t.Parallel()
+	memo := "invoice 7"
+	tests := []struct {
+		name string
+		body string
+		want decodeTarget
+	}{
+		{"empty object", `{}`, decodeTarget{}},
+		{"surrounding whitespace", " \n {\"amount\":\"1\"} \n ", decodeTarget{Amount: "1"}},
+		{"all fields", `{"client_wallet_id":"w","amount":"100000.50","memo":"invoice 7","price":15000,"expiresIn":900}`,
+			decodeTarget{ClientWalletID: "w", Amount: "100000.50", Memo: &memo, Price: "15000", ExpiresIn: ptrInt64(900)}},
+		{"price keeps its digits", `{"price":15000.0000000000000001}`, decodeTarget{Price: "15000.0000000000000001"}},
+		{"null memo", `{"memo":null}`, decodeTarget{}},
+		{"unicode escapes", `{"memo":"caf\u00e9"}`, decodeTarget{Memo: ptrString("café")}},
+	}
+	for _, tt := range tests {
+		var got decodeTarget
+		if err := decodeJSON([]byte(tt.body), &got); err != nil {
+			t.Errorf("%s: decodeJSON(%q) error %v", tt.name, tt.body, err)
+			continue
+		}
+		if got.ClientWalletID != tt.want.ClientWalletID || got.Amount != tt.want.Amount || got.Price != tt.want.Price ||
+			!eqPtr(got.Memo, tt.want.Memo) || !eqPtr(got.ExpiresIn, tt.want.ExpiresIn) {
+			t.Errorf("%s: decodeJSON(%q) = %+v, want %+v", tt.name, tt.body, got, tt.want)
+		}
+	}
+}
+
+func ptrInt64(v int64) *int64    { return &v }
+func ptrString(v string) *string { return &v }
+
+func eqPtr[T comparable](a, b *T) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return *a == *b
+}
+
+func FuzzDecodeJSON(f *testing.F) {
+	for _, s := range []string{
+		"", " ", "{}", "[]", "null", "{}{}", `{"amount":"1"} x`, `{"x":1}`,
+		`{"client_wallet_id":"w","amount":"100000","memo":"m","price":15000,"expiresIn":900}`,
+		`{"price":"abc"}`, `{"price":true}`, `{"expiresIn":1e400}`, `{"amount":1}`, `{"memo":[1,{"a":null}]}`,
+		"{\"memo\":\"\xff\"}", `{"amount":"1","amount":2}`, `{"AMOUNT":"1"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var dst struct {
+			ClientWalletID string      `json:"client_wallet_id"`
+			Amount         string      `json:"amount"`
+			Memo           *string     `json:"memo"`
+			Price          json.Number `json:"price"`
+			ExpiresIn      *int64      `json:"expiresIn"`
+		}
+		err := decodeJSON(body, &dst)
+		if err == nil {
+			return
+		}
+		var v *models.ValidationError
+		if !errors.As(err, &v) {
+			t.Fatalf("decodeJSON(%q) error %T %v is not a ValidationError", body, err, err)
+		}
+		if strings.TrimSpace(v.Message) == "" {
+			t.Fatalf("decodeJSON(%q) ValidationError with an empty message", body)
+		}
+	})
+}
