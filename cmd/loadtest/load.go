@@ -1,0 +1,235 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// requestTimeout bounds a single request; a stuck server fails the
+// request instead of the run.
+const requestTimeout = 10 * time.Second
+
+// maxFailures is how many failure descriptions are kept to print.
+const maxFailures = 5
+
+// sendFunc performs one request and reports whether it answered want;
+// failure describes it when not.
+type sendFunc func(req *http.Request, want int) (ok bool, failure string)
+
+// loadPlan is one run of the closed loop.
+type loadPlan struct {
+	scenario    Scenario
+	base        string
+	send        sendFunc
+	concurrency int
+	warmup      time.Duration
+	duration    time.Duration
+	// window is told when the measured window opens and closes; may be nil.
+	window windowHooks
+	// died, when not nil, is closed if the server exits; the run stops.
+	died <-chan struct{}
+}
+
+type windowHooks interface {
+	opened()
+	closed()
+}
+
+// measurement is what a run observed.
+type measurement struct {
+	// latencies of the successful requests of the measured window, sorted.
+	latencies []time.Duration
+	// errors counts the failed requests of the measured window.
+	errors int
+	// elapsed runs from the opening of the measured window to the end of
+	// its last request.
+	elapsed       time.Duration
+	warmupOK      int
+	warmupErrors  int
+	firstFailures []string
+}
+
+// workerStats is one worker's tally; merged at the end, never shared.
+type workerStats struct {
+	latencies    []time.Duration
+	errors       int
+	warmupOK     int
+	warmupErrors int
+}
+
+// runLoad runs plan.concurrency workers until warm-up and duration have
+// passed, each sending the scenario's requests back to back.
+func runLoad(ctx context.Context, plan loadPlan) (*measurement, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var serverDied atomic.Bool
+	if plan.died != nil {
+		go func() {
+			select {
+			case <-plan.died:
+				serverDied.Store(true)
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+
+	start := time.Now()
+	measureFrom := start.Add(plan.warmup)
+	stopAt := measureFrom.Add(plan.duration)
+	var seq atomic.Uint64
+	failures := &failureLog{}
+	stats := make([]workerStats, plan.concurrency)
+	// Room for the samples expected at the goal's rate, so that slices
+	// seldom grow mid-run (bounded: a long run grows them anyway).
+	expected := min(int(plan.duration.Seconds()*goalRPS*1.5), 1<<22) / plan.concurrency
+	var wg sync.WaitGroup
+	for i := range stats {
+		stats[i].latencies = make([]time.Duration, 0, expected)
+		wg.Add(1)
+		go func(w *workerStats) {
+			defer wg.Done()
+			w.run(ctx, plan, &seq, measureFrom, stopAt, failures)
+		}(&stats[i])
+	}
+
+	opened := false
+	select {
+	case <-time.After(time.Until(measureFrom)):
+		opened = true
+		if plan.window != nil {
+			plan.window.opened()
+		}
+	case <-ctx.Done():
+	}
+	wg.Wait()
+	elapsed := time.Since(measureFrom)
+	if opened && plan.window != nil {
+		plan.window.closed()
+	}
+	switch {
+	case serverDied.Load():
+		return nil, errors.New("the server exited during the run")
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	}
+
+	m := &measurement{elapsed: elapsed, firstFailures: failures.list()}
+	n := 0
+	for _, w := range stats {
+		n += len(w.latencies)
+	}
+	m.latencies = make([]time.Duration, 0, n)
+	for _, w := range stats {
+		m.latencies = append(m.latencies, w.latencies...)
+		m.errors += w.errors
+		m.warmupOK += w.warmupOK
+		m.warmupErrors += w.warmupErrors
+	}
+	slices.Sort(m.latencies)
+	return m, nil
+}
+
+func (w *workerStats) run(ctx context.Context, plan loadPlan, seq *atomic.Uint64, measureFrom, stopAt time.Time, failures *failureLog) {
+	want := plan.scenario.WantStatus()
+	for ctx.Err() == nil {
+		now := time.Now()
+		if !now.Before(stopAt) {
+			return
+		}
+		ok, failure := false, ""
+		var latency time.Duration
+		sent := now
+		req, err := plan.scenario.NewRequest(ctx, plan.base, seq.Add(1)-1, now)
+		if err != nil {
+			failure = "building the request: " + err.Error()
+		} else {
+			sent = time.Now()
+			ok, failure = plan.send(req, want)
+			latency = time.Since(sent)
+		}
+		if ctx.Err() != nil {
+			return // cancelled mid-request: neither a sample nor an error
+		}
+		measured := !sent.Before(measureFrom)
+		switch {
+		case ok && measured:
+			w.latencies = append(w.latencies, latency)
+		case ok:
+			w.warmupOK++
+		case measured:
+			w.errors++
+		default:
+			w.warmupErrors++
+		}
+		if !ok {
+			failures.add(failure)
+		}
+	}
+}
+
+// failureLog keeps the first few failure descriptions.
+type failureLog struct {
+	mu    sync.Mutex
+	first []string
+}
+
+func (f *failureLog) add(s string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.first) < maxFailures {
+		f.first = append(f.first, s)
+	}
+}
+
+func (f *failureLog) list() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.first)
+}
+
+// httpSender sends over HTTP/1.1 keep-alive connections, one per worker:
+// the transport keeps at least as many idle connections as there are
+// workers, so no request waits for a new connection after the warm-up.
+// close releases the connections.
+func httpSender(concurrency int) (send sendFunc, close func()) {
+	tr := &http.Transport{
+		Proxy:               nil, // always straight to the target
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        2 * concurrency,
+		MaxIdleConnsPerHost: 2 * concurrency,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+	}
+	client := &http.Client{Transport: tr, Timeout: requestTimeout}
+	send = func(req *http.Request, want int) (bool, string) {
+		resp, err := client.Do(req)
+		if err != nil {
+			return false, err.Error()
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode == want {
+			if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+				return false, "reading the response: " + err.Error()
+			}
+			return true, ""
+		}
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		io.Copy(io.Discard, resp.Body) // drained, the connection is reused
+		return false, describeFailure(resp.Status, body)
+	}
+	return send, tr.CloseIdleConnections
+}
+
+func describeFailure(status string, body []byte) string {
+	return fmt.Sprintf("%s %s", status, strings.TrimSpace(string(body)))
+}

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// runDescription is what the report says about how the figures were made.
+type runDescription struct {
+	scenario   scenarioInfo
+	options    options
+	server     string // serverSeparate, serverExternal or serverInProcess
+	where      string // the server's base URL, when it has one
+	accessLogs *bool  // nil when unknown (an external server)
+}
+
+// result is the figures of a run: the JSON line of the report.
+type result struct {
+	Scenario     string    `json:"scenario"`
+	Concurrency  int       `json:"concurrency"`
+	DurationS    float64   `json:"duration_s"`
+	Requests     int       `json:"requests"`
+	Errors       int       `json:"errors"`
+	RPS          float64   `json:"rps"`
+	P50MS        float64   `json:"p50_ms"`
+	P90MS        float64   `json:"p90_ms"`
+	P99MS        float64   `json:"p99_ms"`
+	MaxMS        float64   `json:"max_ms"`
+	GOMAXPROCS   int       `json:"gomaxprocs"`
+	Server       string    `json:"server"`
+	AccessLogs   *bool     `json:"access_logs,omitempty"`
+	ServerEnv    []string  `json:"server_env,omitempty"`
+	Clients      int       `json:"clients"`
+	WarmupS      float64   `json:"warmup_s"`
+	WarmupErrors int       `json:"warmup_errors"`
+	CPUs         int       `json:"cpus"`
+	CPU          *cpuUsage `json:"cpu_cores,omitempty"`
+	GoalMet      bool      `json:"goal_met"`
+}
+
+func newResult(d runDescription, m *measurement, cpu *cpuUsage) *result {
+	ok := len(m.latencies)
+	r := &result{
+		Scenario:     d.options.scenario,
+		Concurrency:  d.options.concurrency,
+		DurationS:    round(m.elapsed.Seconds(), 3),
+		Requests:     ok + m.errors,
+		Errors:       m.errors,
+		RPS:          round(float64(ok)/m.elapsed.Seconds(), 1),
+		P50MS:        millis(percentile(m.latencies, 50)),
+		P90MS:        millis(percentile(m.latencies, 90)),
+		P99MS:        millis(percentile(m.latencies, 99)),
+		MaxMS:        millis(percentile(m.latencies, 100)),
+		GOMAXPROCS:   runtime.GOMAXPROCS(0),
+		Server:       d.server,
+		AccessLogs:   d.accessLogs,
+		ServerEnv:    d.options.serverEnv,
+		Clients:      d.options.clients,
+		WarmupS:      round(d.options.warmup.Seconds(), 3),
+		WarmupErrors: m.warmupErrors,
+		CPUs:         runtime.NumCPU(),
+		CPU:          cpu,
+	}
+	r.GoalMet = r.rpsMet() && r.p99Met()
+	return r
+}
+
+func (r *result) rpsMet() bool { return r.RPS >= goalRPS }
+func (r *result) p99Met() bool { return r.Requests > r.Errors && r.P99MS < millis(goalP99) }
+
+// percentile is the nearest-rank percentile of sorted samples: the
+// smallest sample with at least p% of the samples at or below it. 100
+// gives the maximum; no samples give 0.
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	rank := int(math.Ceil(p / 100 * float64(len(sorted))))
+	return sorted[min(max(rank, 1), len(sorted))-1]
+}
+
+func millis(d time.Duration) float64 { return round(float64(d)/float64(time.Millisecond), 3) }
+
+func round(x float64, digits int) float64 {
+	scale := math.Pow(10, float64(digits))
+	return math.Round(x*scale) / scale
+}
+
+// printReport writes the human summary and the JSON line.
+func printReport(w io.Writer, d runDescription, r *result, m *measurement) {
+	o := d.options
+	fmt.Fprintf(w, "\npayoutd load test — %s: %s\n", r.Scenario, d.scenario.summary)
+	fmt.Fprintf(w, "server    %s\n", serverLine(d))
+	if d.server != serverExternal {
+		fmt.Fprintf(w, "          PostgreSQL %s, Redis %s, %d clients\n", redact(o.databaseURL), redact(o.redisURL), r.Clients)
+	}
+	fmt.Fprintf(w, "load      %d workers, closed loop, keep-alive; warm-up %s, measured %.2fs\n", r.Concurrency, o.warmup, r.DurationS)
+	fmt.Fprintf(w, "machine   %d CPUs shared by load generator (GOMAXPROCS %d), server, PostgreSQL and Redis\n\n", r.CPUs, r.GOMAXPROCS)
+
+	fmt.Fprintf(w, "requests  %d ok, %d errors   (warm-up: %d ok, %d errors)\n", r.Requests-r.Errors, r.Errors, m.warmupOK, m.warmupErrors)
+	fmt.Fprintf(w, "rate      %.0f req/s                                      goal ≥ %d req/s  %s\n", r.RPS, goalRPS, verdict(r.rpsMet()))
+	fmt.Fprintf(w, "latency   p50 %.2f ms  p90 %.2f ms  p99 %.2f ms  max %.2f ms   goal p99 < %d ms  %s\n",
+		r.P50MS, r.P90MS, r.P99MS, r.MaxMS, goalP99.Milliseconds(), verdict(r.p99Met()))
+	if r.CPU != nil {
+		fmt.Fprintf(w, "cpu       %s\n", cpuLine(r.CPU))
+	}
+	fmt.Fprintf(w, "result    %s\n", verdict(r.GoalMet))
+	if len(m.firstFailures) > 0 {
+		fmt.Fprintf(w, "\nfirst failures:\n")
+		for _, f := range m.firstFailures {
+			fmt.Fprintf(w, "  %s\n", f)
+		}
+	}
+	line, _ := json.Marshal(r)
+	fmt.Fprintf(w, "\n%s\n", line)
+}
+
+func serverLine(d runDescription) string {
+	switch d.server {
+	case serverSeparate:
+		logs := "LOG_LEVEL=warn: access logs off"
+		if *d.accessLogs {
+			logs = "access logs ON"
+		}
+		extra := ""
+		if len(d.options.serverEnv) > 0 {
+			extra = ", " + strings.Join(d.options.serverEnv, " ")
+		}
+		return fmt.Sprintf("separate process: payoutd api at %s (APP_ENV=%s, %s%s)", d.where, d.options.env, logs, extra)
+	case serverInProcess:
+		return fmt.Sprintf("in-process handler, no HTTP or TCP (APP_ENV=%s, access logs off); CPU profile in %s", d.options.env, d.options.inprocessProfile)
+	default:
+		return "external: " + d.where
+	}
+}
+
+func cpuLine(u *cpuUsage) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%.2f of %d cores busy:", u.Machine, u.Cores)
+	if u.Server != nil {
+		fmt.Fprintf(&b, " server %.2f,", *u.Server)
+	}
+	fmt.Fprintf(&b, " PostgreSQL %.2f, load generator %.2f, Redis %.2f, other %.2f", u.Postgres, u.LoadGenerator, u.Redis, u.Other)
+	if u.Steal >= 0.05 {
+		fmt.Fprintf(&b, " (hypervisor steal %.2f)", u.Steal)
+	}
+	return b.String()
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "PASS"
+	}
+	return "BELOW GOAL"
+}

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/payoutd/payoutd/models"
+)
+
+const (
+	readyTimeout = 30 * time.Second
+	stopTimeout  = 20 * time.Second
+)
+
+// serverProcess is `payoutd api` running as a child process.
+type serverProcess struct {
+	cmd    *exec.Cmd
+	base   string
+	dir    string
+	exited chan struct{} // closed when the process has exited
+	err    error         // its exit status; read after exited is closed
+}
+
+// serverConfig is what the started server is told through its environment.
+type serverConfig struct {
+	databaseURL string
+	redisURL    string
+	env         models.Environment
+	secretsKey  []byte
+	extraEnv    []string // KEY=VALUE, applied last
+}
+
+// startServer builds cmd/payoutd into a temporary folder and runs
+// `payoutd api` on a free port of 127.0.0.1 until stop is called. It
+// returns once /readyz answers 200.
+func startServer(ctx context.Context, c serverConfig, logs io.Writer) (*serverProcess, error) {
+	dir, err := os.MkdirTemp("", "payoutd-loadtest-")
+	if err != nil {
+		return nil, err
+	}
+	s := &serverProcess{dir: dir, exited: make(chan struct{})}
+	bin := filepath.Join(dir, "payoutd")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/payoutd/payoutd/cmd/payoutd")
+	if out, err := build.CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("go build ./cmd/payoutd: %w\n%s", err, out)
+	}
+	addr, err := freeLoopbackAddr()
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	s.base = "http://" + addr
+
+	s.cmd = exec.Command(bin, "api")
+	// A clean environment: nothing of the caller's (a stray TRUSTED_PROXIES
+	// or ADMIN_PASSWORD) reaches the server unless passed with -server-env.
+	s.cmd.Env = append([]string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + os.Getenv("HOME"),
+		"DATABASE_URL=" + c.databaseURL,
+		"REDIS_URL=" + c.redisURL,
+		"HTTP_ADDR=" + addr,
+		"APP_ENV=" + string(c.env),
+		"SECRETS_KEY=" + hex.EncodeToString(c.secretsKey),
+		"LOG_LEVEL=warn",
+	}, c.extraEnv...)
+	out := &prefixWriter{w: logs, prefix: []byte("server: ")}
+	s.cmd.Stdout, s.cmd.Stderr = out, out
+	s.cmd.SysProcAttr = childProcAttr()
+	if err := s.cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("start payoutd api: %w", err)
+	}
+	go func() {
+		s.err = s.cmd.Wait()
+		close(s.exited)
+	}()
+	if err := s.waitReady(ctx); err != nil {
+		s.stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// waitReady polls /readyz until it answers 200.
+func (s *serverProcess) waitReady(ctx context.Context) error {
+	client := &http.Client{Timeout: 2 * time.Second}
+	deadline := time.Now().Add(readyTimeout)
+	for {
+		resp, err := client.Get(s.base + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("payoutd api at %s not ready after %s", s.base, readyTimeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.exited:
+			return fmt.Errorf("payoutd api exited before it was ready: %v", s.err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// pid is the server's process id.
+func (s *serverProcess) pid() int { return s.cmd.Process.Pid }
+
+// stop sends SIGTERM, waits for a graceful exit (killing the server when it
+// takes longer than stopTimeout) and removes the temporary folder. It is
+// safe to call more than once.
+func (s *serverProcess) stop() error {
+	defer os.RemoveAll(s.dir)
+	select {
+	case <-s.exited:
+		return s.exitError()
+	default:
+	}
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.exited:
+		return s.exitError()
+	case <-time.After(stopTimeout):
+		s.cmd.Process.Kill()
+		<-s.exited
+		return fmt.Errorf("payoutd api did not stop within %s after SIGTERM; killed", stopTimeout)
+	}
+}
+
+func (s *serverProcess) exitError() error {
+	if s.err != nil {
+		return fmt.Errorf("payoutd api: %w", s.err)
+	}
+	return nil
+}
+
+// freeLoopbackAddr returns 127.0.0.1:<a port free right now>.
+func freeLoopbackAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return "127.0.0.1:" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port), nil
+}
+
+// prefixWriter writes each complete line with a prefix, so the server's log
+// lines stand out from the tool's output.
+type prefixWriter struct {
+	mu      sync.Mutex
+	w       io.Writer
+	prefix  []byte
+	partial []byte
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.partial = append(p.partial, b...)
+	for {
+		i := bytes.IndexByte(p.partial, '\n')
+		if i < 0 {
+			break
+		}
+		line := append(append([]byte{}, p.prefix...), p.partial[:i+1]...)
+		if _, err := p.w.Write(line); err != nil {
+			return 0, err
+		}
+		p.partial = p.partial[i+1:]
+	}
+	return len(b), nil
+}
