@@ -28,7 +28,7 @@ var fixedNow = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 
 // bundle is what an API test needs.
 type bundle struct {
-	t      *testing.T
+	t      testing.TB
 	db     *gorm.DB
 	redis  *redis.Client
 	server *Server
@@ -41,7 +41,7 @@ type setupOptions struct {
 	trustedProxies string
 }
 
-func setup(t *testing.T, opts ...setupOptions) *bundle {
+func setup(t testing.TB, opts ...setupOptions) *bundle {
 	t.Helper()
 	o := setupOptions{env: models.Production}
 	if len(opts) > 0 {
