@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 
 	"github.com/payoutd/payoutd/models"
@@ -18,6 +19,9 @@ import (
 func decodeJSON(body []byte, dst any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return models.Invalid("request body is empty; send a JSON object")
+	}
+	if err := checkObjectKeys(body, dst); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -69,4 +73,67 @@ func jsonKind(kind string) string {
 	default:
 		return "of another type"
 	}
+}
+
+// checkObjectKeys walks the top level of body and refuses what
+// encoding/json would let through silently: a body that is not an object
+// (null included), a key given twice (the last would win), and a key that
+// matches a field only case-insensitively ("AMOUNT" for "amount").
+func checkObjectKeys(body []byte, dst any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	tok, err := dec.Token()
+	if err != nil {
+		return models.Invalid(describeJSONError(err))
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return models.Invalid("request body must be a JSON object")
+	}
+	known := jsonFieldNames(dst)
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return models.Invalid(describeJSONError(err))
+		}
+		key, _ := tok.(string)
+		if seen[key] {
+			return models.Invalid(fmt.Sprintf("field %q is given more than once", key))
+		}
+		seen[key] = true
+		if !known[key] {
+			return models.Invalid(fmt.Sprintf("unknown field %q", key))
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return models.Invalid(describeJSONError(err))
+		}
+	}
+	return nil
+}
+
+// jsonFieldNames lists the exact JSON names of a struct's fields.
+func jsonFieldNames(dst any) map[string]bool {
+	names := map[string]bool{}
+	t := reflect.TypeOf(dst)
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || t.Kind() != reflect.Struct {
+		return names
+	}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		names[name] = true
+	}
+	return names
 }

@@ -58,6 +58,9 @@ func TestDecodeJSONErrors(t *testing.T) {
 		{"enabled as string", `{"enabled":"yes"}`, `field "enabled" must be a boolean`},
 		{"nested as array", `{"nested":[]}`, `"nested" must be an object`},
 		{"invalid UTF-8 outside string", "{\xff}", "not valid JSON"},
+		{"null", `null`, "JSON object"},
+		{"key repeated", `{"amount":"1","amount":"2"}`, `field "amount" is given more than once`},
+		{"key differing only by case", `{"AMOUNT":"1"}`, `unknown field "AMOUNT"`},
 	}
 	for _, tt := range tests {
 		var dst decodeTarget

@@ -123,6 +123,14 @@ func ParseCIDRList(s string) ([]netip.Prefix, error) {
 		if err != nil {
 			return nil, fmt.Errorf("invalid IP or CIDR %q", part)
 		}
+		// Callers' addresses are compared as plain IPv4, so an IPv4-mapped
+		// range (::ffff:10.0.0.0/104) is stored as the IPv4 range it means.
+		if p.Addr().Is4In6() {
+			if p.Bits() < 96 {
+				return nil, fmt.Errorf("invalid IP or CIDR %q: an IPv4-mapped range needs a prefix of at least 96 bits", part)
+			}
+			p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+		}
 		out = append(out, p.Masked())
 	}
 	return out, nil

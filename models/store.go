@@ -91,23 +91,42 @@ type Principal struct {
 }
 
 // FindPrincipalByKeyHash returns the client whose active credential has
-// this API key hash, or ErrInvalidAPIKey. A revoked key is not found.
+// this API key hash, or ErrInvalidAPIKey. A revoked key is not found. It is
+// on the path of every request, hence one query for both rows.
 func (s *Store) FindPrincipalByKeyHash(ctx context.Context, keyHash string) (*Principal, error) {
-	var cred Credential
-	err := s.DB.WithContext(ctx).
-		Where("api_key_hash = ? AND revoked_at IS NULL", keyHash).
-		Take(&cred).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
+	var row principalRow
+	err := s.DB.WithContext(ctx).Raw(`SELECT
+	        cr.id AS cred_id, cr.api_key_hash, cr.api_key_prefix, cr.signing_secret_enc, cr.callback_secret_enc,
+	        cr.created_at AS cred_created_at,
+	        c.id, c.name, c.kind, c.environment, c.allowed_ips, c.payout_webhook_url, c.payment_webhook_url,
+	        c.withdrawals, c.payment_fee_bps, c.bifast_fee, c.rtol_fee, c.bifast_min_net, c.rtol_min_net,
+	        c.review_threshold, c.created_at, c.updated_at
+	    FROM credentials cr JOIN clients c ON c.id = cr.client_id
+	    WHERE cr.api_key_hash = ? AND cr.revoked_at IS NULL`, keyHash).Scan(&row).Error
+	if err != nil {
+		return nil, err
+	}
+	if row.CredID == uuid.Nil {
 		return nil, ErrInvalidAPIKey
 	}
-	if err != nil {
-		return nil, err
-	}
-	c, err := s.FindClient(ctx, cred.ClientID)
-	if err != nil {
-		return nil, err
-	}
-	return &Principal{Client: *c, Credential: cred}, nil
+	return &Principal{
+		Client: row.Client,
+		Credential: Credential{
+			ID: row.CredID, ClientID: row.Client.ID, APIKeyHash: row.APIKeyHash, APIKeyPrefix: row.APIKeyPrefix,
+			SigningSecretEnc: row.SigningSecretEnc, CallbackSecretEnc: row.CallbackSecretEnc, CreatedAt: row.CredCreatedAt,
+		},
+	}, nil
+}
+
+// principalRow is one row of the credential-and-client join.
+type principalRow struct {
+	CredID            uuid.UUID
+	APIKeyHash        string
+	APIKeyPrefix      string
+	SigningSecretEnc  *string
+	CallbackSecretEnc string
+	CredCreatedAt     time.Time
+	Client            `gorm:"embedded"`
 }
 
 // CreateWallet stores a wallet. The client's first wallet becomes its
