@@ -86,6 +86,7 @@ func (s *Server) routes(queueRedis asynq.RedisConnOpt) {
 	e := s.engine
 	e.GET("/healthz", s.handleHealth)
 	e.GET("/readyz", s.handleReady)
+	e.GET("/openapi.yaml", s.handleOpenAPI)
 	if queueRedis != nil {
 		s.mountDashboard(queueRedis)
 	}
