@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/netip"
-	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -173,8 +172,8 @@ func (s *Server) verifyRequest(c *gin.Context, p *principal, body []byte, policy
 
 // checkTimestamp validates x-timestamp: Unix milliseconds within the window.
 func (s *Server) checkTimestamp(raw string) error {
-	t, err := strconv.ParseInt(strings.TrimSpace(raw), 10, 64)
-	if err != nil {
+	t, ok := signature.ParseMillis(strings.TrimSpace(raw))
+	if !ok {
 		return models.ErrTimestampWindow
 	}
 	if _, ok := signature.WindowDelta(t, s.now()); !ok {

@@ -43,6 +43,7 @@ func TestAuthenticationFailureRules(t *testing.T) {
 		{"api key of the other environment", request{path: wallets, apiKey: staging.apiKey, timestamp: true}, 401, models.ErrWrongEnvironmentKey.Error()},
 		{"x-timestamp missing", request{path: wallets, apiKey: m.apiKey}, 400, windowMsg},
 		{"x-timestamp malformed", request{path: wallets, apiKey: m.apiKey, headers: map[string]string{"x-timestamp": "yesterday"}}, 400, windowMsg},
+		{"x-timestamp with a sign", request{path: wallets, apiKey: m.apiKey, headers: map[string]string{"x-timestamp": "+" + millis(fixedNow)}}, 400, windowMsg},
 		{"x-timestamp in seconds, not ms", request{path: wallets, apiKey: m.apiKey, headers: map[string]string{"x-timestamp": jsonNumber(fixedNow.Unix())}}, 400, windowMsg},
 		{"x-timestamp too old", request{path: wallets, apiKey: m.apiKey, headers: map[string]string{"x-timestamp": stale}}, 400, windowMsg},
 		{"x-timestamp too far ahead", request{path: wallets, apiKey: m.apiKey, headers: map[string]string{"x-timestamp": future}}, 400, windowMsg},

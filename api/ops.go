@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -64,9 +63,4 @@ func (s *Server) requireAdmin(c *gin.Context) {
 		return
 	}
 	c.Next()
-}
-
-func parseMillis(s string) (int64, bool) {
-	v, err := strconv.ParseInt(s, 10, 64)
-	return v, err == nil
 }

@@ -72,7 +72,7 @@ func (s *Server) handleSignatureCheck(c *gin.Context) {
 	if t != "" {
 		d.SignedPayloadString = signature.PayloadString(t, body)
 	}
-	if ts, ok := parseMillis(t); ok {
+	if ts, ok := signature.ParseMillis(t); ok {
 		d.WindowDeltaMS, d.WindowOK = signature.WindowDelta(ts, now)
 	}
 	c.JSON(http.StatusOK, signatureCheckResponse{Valid: result.Diagnosis == signature.OK, Diagnostics: d})

@@ -51,7 +51,8 @@ type Header struct {
 // may be surrounded by spaces; their order does not matter. Unknown parts
 // are ignored, so a future v2 can be sent alongside v1. It reports false when
 // t or v1 is missing or repeated, or v1 is not 64 hex characters (either
-// case: an uppercase v1 is diagnosed later as hex_case_mismatch).
+// case: an uppercase v1 is diagnosed later as hex_case_mismatch). T is not
+// checked here: an empty or non-integer t is a malformed_timestamp.
 func ParseHeader(value string) (Header, bool) {
 	var h Header
 	var seenT, seenV1 bool
@@ -73,7 +74,7 @@ func ParseHeader(value string) (Header, bool) {
 			seenV1, h.V1 = true, val
 		}
 	}
-	if !seenT || !seenV1 || h.T == "" || !isHex64(h.V1) {
+	if !seenT || !seenV1 || !isHex64(h.V1) {
 		return Header{}, false
 	}
 	return h, true
@@ -90,6 +91,16 @@ func isHex64(s string) bool {
 		}
 	}
 	return true
+}
+
+// ParseMillis parses a Unix time in milliseconds: decimal digits only (no
+// sign, no spaces), as t and x-timestamp must be.
+func ParseMillis(s string) (int64, bool) {
+	if s == "" || len(s) > 19 || strings.Trim(s, "0123456789") != "" {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	return v, err == nil
 }
 
 // PayloadString is what gets signed: t + "." + body.
@@ -143,8 +154,8 @@ func Verify(secret, header string, body []byte, now time.Time) Result {
 		return r
 	}
 	r.Header = h
-	t, err := strconv.ParseInt(h.T, 10, 64)
-	if err != nil {
+	t, ok := ParseMillis(h.T)
+	if !ok {
 		r.Diagnosis = MalformedTimestamp
 		return r
 	}
