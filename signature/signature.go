@@ -93,10 +93,12 @@ func isHex64(s string) bool {
 	return true
 }
 
-// ParseMillis parses a Unix time in milliseconds: decimal digits only (no
-// sign, no spaces), as t and x-timestamp must be.
+// ParseMillis parses a Unix time in milliseconds: an integer in plain
+// decimal digits, optionally negative (then simply outside the window); no
+// plus sign, spaces or fraction.
 func ParseMillis(s string) (int64, bool) {
-	if s == "" || len(s) > 19 || strings.Trim(s, "0123456789") != "" {
+	digits := strings.TrimPrefix(s, "-")
+	if digits == "" || strings.Trim(digits, "0123456789") != "" {
 		return 0, false
 	}
 	v, err := strconv.ParseInt(s, 10, 64)

@@ -414,9 +414,6 @@ func FuzzVerify(f *testing.F) {
 		if secret == "" {
 			secret = testSecret
 		}
-		if nowMS < 0 {
-			return // t is Unix milliseconds: digits only, so no signing before 1970
-		}
 		signed := Sign(secret, body, now)
 		if got := Verify(secret, signed, body, now).Diagnosis; got != OK {
 			t.Fatalf("Verify(Sign(...)) at the same instant = %s, want ok (header %q)", got, signed)
