@@ -135,24 +135,11 @@ func usageBetween(a, b cpuSnapshot) *cpuUsage {
 
 // cpuWindow snapshots the CPU when the measured window opens and closes.
 type cpuWindow struct {
-	serverPID    int
-	start, end   cpuSnapshot
-	extraOpened  func()
-	extraClosing func()
+	serverPID  int
+	start, end cpuSnapshot
 }
 
-func (w *cpuWindow) opened() {
-	w.start = takeCPUSnapshot(w.serverPID)
-	if w.extraOpened != nil {
-		w.extraOpened()
-	}
-}
-
-func (w *cpuWindow) closed() {
-	w.end = takeCPUSnapshot(w.serverPID)
-	if w.extraClosing != nil {
-		w.extraClosing()
-	}
-}
+func (w *cpuWindow) opened() { w.start = takeCPUSnapshot(w.serverPID) }
+func (w *cpuWindow) closed() { w.end = takeCPUSnapshot(w.serverPID) }
 
 func (w *cpuWindow) usage() *cpuUsage { return usageBetween(w.start, w.end) }

@@ -71,7 +71,7 @@ func execute(ctx context.Context, o options, stdout, stderr io.Writer) (*result,
 	window := &cpuWindow{}
 	plan := loadPlan{scenario: sc, concurrency: o.concurrency, warmup: o.warmup, duration: o.duration, window: window}
 	desc := runDescription{scenario: info, options: o}
-	var profile *cpuProfile
+	var profile *inProcessProfile
 	switch {
 	case o.inprocessProfile != "":
 		a, err := newInProcessAPI(db, o.redisURL, env, sealer)
@@ -79,8 +79,8 @@ func execute(ctx context.Context, o options, stdout, stderr io.Writer) (*result,
 			return nil, err
 		}
 		defer a.close()
-		profile = &cpuProfile{path: o.inprocessProfile}
-		window.extraOpened, window.extraClosing = profile.start, profile.stop
+		profile = &inProcessProfile{path: o.inprocessProfile}
+		plan.window = allHooks{window, profile}
 		plan.base = "http://payoutd.invalid" // never dialled
 		plan.send = handlerSender(a.handler)
 		desc.server = serverInProcess
@@ -114,6 +114,7 @@ func execute(ctx context.Context, o options, stdout, stderr io.Writer) (*result,
 		desc.server = serverSeparate
 		desc.where = srv.base
 		desc.accessLogs = new(accessLogsOn(o.serverEnv))
+		desc.revision = srv.revision
 	}
 
 	progress(stderr, "running %s: %d workers, warm-up %s, then measuring %s", o.scenario, o.concurrency, o.warmup, o.duration)
@@ -121,10 +122,13 @@ func execute(ctx context.Context, o options, stdout, stderr io.Writer) (*result,
 	if err != nil {
 		return nil, err
 	}
-	if profile != nil && profile.err != nil {
-		return nil, fmt.Errorf("-inprocess-profile: %w", profile.err)
-	}
 	res := newResult(desc, m, window.usage())
+	if profile != nil {
+		if profile.err != nil {
+			return nil, fmt.Errorf("-inprocess-profile: %w", profile.err)
+		}
+		res.Allocs = profile.perRequest(res.Requests)
+	}
 	printReport(stdout, desc, res, m)
 	return res, nil
 }

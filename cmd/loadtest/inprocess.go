@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime/metrics"
 	"runtime/pprof"
 
 	"github.com/redis/go-redis/v9"
@@ -60,29 +61,65 @@ func handlerSender(h http.Handler) sendFunc {
 	}
 }
 
-// cpuProfile writes a CPU profile of the measured window to a file.
-type cpuProfile struct {
+// inProcessProfile writes a CPU profile of the measured window to a file
+// and counts the heap allocations and GC cycles of the window. In-process,
+// these include the load generator's share (building requests, recording
+// responses), a small part next to the handler's.
+type inProcessProfile struct {
 	path string
 	file *os.File
 	err  error
+	// allocations, bytes and GC cycles at opening, then their growth.
+	objects, bytes, cycles uint64
 }
 
-func (p *cpuProfile) start() {
-	if p.file, p.err = os.Create(p.path); p.err != nil {
-		return
+var allocMetrics = []string{"/gc/heap/allocs:objects", "/gc/heap/allocs:bytes", "/gc/cycles/total:gc-cycles"}
+
+func readAllocMetrics() (objects, bytes, cycles uint64) {
+	samples := make([]metrics.Sample, len(allocMetrics))
+	for i, name := range allocMetrics {
+		samples[i].Name = name
 	}
-	if p.err = pprof.StartCPUProfile(p.file); p.err != nil {
-		p.file.Close()
-		p.file = nil
-	}
+	metrics.Read(samples)
+	return samples[0].Value.Uint64(), samples[1].Value.Uint64(), samples[2].Value.Uint64()
 }
 
-func (p *cpuProfile) stop() {
+func (p *inProcessProfile) opened() {
+	if p.file, p.err = os.Create(p.path); p.err == nil {
+		if p.err = pprof.StartCPUProfile(p.file); p.err != nil {
+			p.file.Close()
+			p.file = nil
+		}
+	}
+	p.objects, p.bytes, p.cycles = readAllocMetrics()
+}
+
+func (p *inProcessProfile) closed() {
+	objects, bytes, cycles := readAllocMetrics()
+	p.objects, p.bytes, p.cycles = objects-p.objects, bytes-p.bytes, cycles-p.cycles
 	if p.file == nil {
 		return
 	}
 	pprof.StopCPUProfile()
 	if err := p.file.Close(); err != nil && p.err == nil {
 		p.err = err
+	}
+}
+
+// allocStats are the allocation figures per request of an in-process run.
+type allocStats struct {
+	ObjectsPerRequest float64 `json:"objects_per_request"`
+	BytesPerRequest   float64 `json:"bytes_per_request"`
+	GCCycles          uint64  `json:"gc_cycles"`
+}
+
+func (p *inProcessProfile) perRequest(requests int) *allocStats {
+	if requests == 0 {
+		return nil
+	}
+	return &allocStats{
+		ObjectsPerRequest: round(float64(p.objects)/float64(requests), 1),
+		BytesPerRequest:   round(float64(p.bytes)/float64(requests), 0),
+		GCCycles:          p.cycles,
 	}
 }

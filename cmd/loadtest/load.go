@@ -39,9 +39,26 @@ type loadPlan struct {
 	died <-chan struct{}
 }
 
+// windowHooks are told when the measured window opens and closes.
 type windowHooks interface {
 	opened()
 	closed()
+}
+
+// allHooks tells each of its hooks, in order on opening and in reverse
+// order on closing.
+type allHooks []windowHooks
+
+func (h allHooks) opened() {
+	for _, x := range h {
+		x.opened()
+	}
+}
+
+func (h allHooks) closed() {
+	for i := len(h) - 1; i >= 0; i-- {
+		h[i].closed()
+	}
 }
 
 // measurement is what a run observed.

@@ -17,30 +17,33 @@ type runDescription struct {
 	server     string // serverSeparate, serverExternal or serverInProcess
 	where      string // the server's base URL, when it has one
 	accessLogs *bool  // nil when unknown (an external server)
+	revision   string // the started server's commit, "" when unknown
 }
 
 // result is the figures of a run: the JSON line of the report.
 type result struct {
-	Scenario     string    `json:"scenario"`
-	Concurrency  int       `json:"concurrency"`
-	DurationS    float64   `json:"duration_s"`
-	Requests     int       `json:"requests"`
-	Errors       int       `json:"errors"`
-	RPS          float64   `json:"rps"`
-	P50MS        float64   `json:"p50_ms"`
-	P90MS        float64   `json:"p90_ms"`
-	P99MS        float64   `json:"p99_ms"`
-	MaxMS        float64   `json:"max_ms"`
-	GOMAXPROCS   int       `json:"gomaxprocs"`
-	Server       string    `json:"server"`
-	AccessLogs   *bool     `json:"access_logs,omitempty"`
-	ServerEnv    []string  `json:"server_env,omitempty"`
-	Clients      int       `json:"clients"`
-	WarmupS      float64   `json:"warmup_s"`
-	WarmupErrors int       `json:"warmup_errors"`
-	CPUs         int       `json:"cpus"`
-	CPU          *cpuUsage `json:"cpu_cores,omitempty"`
-	GoalMet      bool      `json:"goal_met"`
+	Scenario     string      `json:"scenario"`
+	Concurrency  int         `json:"concurrency"`
+	DurationS    float64     `json:"duration_s"`
+	Requests     int         `json:"requests"`
+	Errors       int         `json:"errors"`
+	RPS          float64     `json:"rps"`
+	P50MS        float64     `json:"p50_ms"`
+	P90MS        float64     `json:"p90_ms"`
+	P99MS        float64     `json:"p99_ms"`
+	MaxMS        float64     `json:"max_ms"`
+	GOMAXPROCS   int         `json:"gomaxprocs"`
+	Server       string      `json:"server"`
+	AccessLogs   *bool       `json:"access_logs,omitempty"`
+	ServerEnv    []string    `json:"server_env,omitempty"`
+	Revision     string      `json:"revision,omitempty"`
+	Clients      int         `json:"clients"`
+	WarmupS      float64     `json:"warmup_s"`
+	WarmupErrors int         `json:"warmup_errors"`
+	CPUs         int         `json:"cpus"`
+	CPU          *cpuUsage   `json:"cpu_cores,omitempty"`
+	Allocs       *allocStats `json:"allocs,omitempty"` // in-process runs only
+	GoalMet      bool        `json:"goal_met"`
 }
 
 func newResult(d runDescription, m *measurement, cpu *cpuUsage) *result {
@@ -60,6 +63,7 @@ func newResult(d runDescription, m *measurement, cpu *cpuUsage) *result {
 		Server:       d.server,
 		AccessLogs:   d.accessLogs,
 		ServerEnv:    d.options.serverEnv,
+		Revision:     d.revision,
 		Clients:      d.options.clients,
 		WarmupS:      round(d.options.warmup.Seconds(), 3),
 		WarmupErrors: m.warmupErrors,
@@ -91,6 +95,10 @@ func round(x float64, digits int) float64 {
 	return math.Round(x*scale) / scale
 }
 
+// busyMachine is how much CPU (in cores) other processes may take during
+// the run before the report warns that the figures are distorted.
+const busyMachine = 0.15
+
 // printReport writes the human summary and the JSON line.
 func printReport(w io.Writer, d runDescription, r *result, m *measurement) {
 	o := d.options
@@ -108,6 +116,13 @@ func printReport(w io.Writer, d runDescription, r *result, m *measurement) {
 		r.P50MS, r.P90MS, r.P99MS, r.MaxMS, goalP99.Milliseconds(), verdict(r.p99Met()))
 	if r.CPU != nil {
 		fmt.Fprintf(w, "cpu       %s\n", cpuLine(r.CPU))
+		if r.CPU.Other >= busyMachine {
+			fmt.Fprintf(w, "          WARNING: other work on the machine took %.2f cores during the run; the figures understate the service\n", r.CPU.Other)
+		}
+	}
+	if a := r.Allocs; a != nil {
+		fmt.Fprintf(w, "allocs    %.0f objects, %.0f bytes per request (handler and request building); %d GC cycles\n",
+			a.ObjectsPerRequest, a.BytesPerRequest, a.GCCycles)
 	}
 	fmt.Fprintf(w, "result    %s\n", verdict(r.GoalMet))
 	if len(m.firstFailures) > 0 {
@@ -131,7 +146,11 @@ func serverLine(d runDescription) string {
 		if len(d.options.serverEnv) > 0 {
 			extra = ", " + strings.Join(d.options.serverEnv, " ")
 		}
-		return fmt.Sprintf("separate process: payoutd api at %s (APP_ENV=%s, %s%s)", d.where, d.options.env, logs, extra)
+		build := ""
+		if d.revision != "" {
+			build = ", built from " + d.revision
+		}
+		return fmt.Sprintf("separate process: payoutd api at %s (APP_ENV=%s, %s%s%s)", d.where, d.options.env, logs, extra, build)
 	case serverInProcess:
 		return fmt.Sprintf("in-process handler, no HTTP or TCP (APP_ENV=%s, access logs off); CPU profile in %s", d.options.env, d.options.inprocessProfile)
 	default:

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"debug/buildinfo"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -26,11 +27,14 @@ const (
 
 // serverProcess is `payoutd api` running as a child process.
 type serverProcess struct {
-	cmd    *exec.Cmd
-	base   string
-	dir    string
-	exited chan struct{} // closed when the process has exited
-	err    error         // its exit status; read after exited is closed
+	cmd  *exec.Cmd
+	base string
+	dir  string
+	// revision is the commit the binary was built from, with "+dirty"
+	// when the working tree had changes; "" when unknown.
+	revision string
+	exited   chan struct{} // closed when the process has exited
+	err      error         // its exit status; read after exited is closed
 }
 
 // serverConfig is what the started server is told through its environment.
@@ -52,11 +56,12 @@ func startServer(ctx context.Context, c serverConfig, logs io.Writer) (*serverPr
 	}
 	s := &serverProcess{dir: dir, exited: make(chan struct{})}
 	bin := filepath.Join(dir, "payoutd")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/payoutd/payoutd/cmd/payoutd")
+	build := exec.CommandContext(ctx, "go", "build", "-buildvcs=auto", "-o", bin, "github.com/payoutd/payoutd/cmd/payoutd")
 	if out, err := build.CombinedOutput(); err != nil {
 		os.RemoveAll(dir)
-		return nil, fmt.Errorf("go build ./cmd/payoutd: %w\n%s", err, out)
+		return nil, fmt.Errorf("go build ./cmd/payoutd (run the tool from the payoutd module: go run ./cmd/loadtest): %w\n%s", err, out)
 	}
+	s.revision = buildRevision(bin)
 	addr, err := freeLoopbackAddr()
 	if err != nil {
 		os.RemoveAll(dir)
@@ -149,6 +154,27 @@ func (s *serverProcess) exitError() error {
 		return fmt.Errorf("payoutd api: %w", s.err)
 	}
 	return nil
+}
+
+// buildRevision reads the VCS stamp go build put in the binary.
+func buildRevision(bin string) string {
+	info, err := buildinfo.ReadFile(bin)
+	if err != nil {
+		return ""
+	}
+	var rev, dirty string
+	for _, s := range info.Settings {
+		switch {
+		case s.Key == "vcs.revision":
+			rev = s.Value[:min(12, len(s.Value))]
+		case s.Key == "vcs.modified" && s.Value == "true":
+			dirty = "+dirty"
+		}
+	}
+	if rev == "" {
+		return ""
+	}
+	return rev + dirty
 }
 
 // freeLoopbackAddr returns 127.0.0.1:<a port free right now>.
