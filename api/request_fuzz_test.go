@@ -48,7 +48,9 @@ func FuzzRequest(f *testing.F) {
 		}
 		rec := httptest.NewRecorder()
 		b.server.Handler().ServeHTTP(rec, req)
-		if rec.Code >= 500 {
+		// 501 is the honest answer of a route whose capability is not built
+		// yet (the disbursement routes); any other 5xx is a defect.
+		if rec.Code >= 500 && rec.Code != http.StatusNotImplemented {
 			t.Fatalf("%s %s answered %d: %s", method, path, rec.Code, rec.Body)
 		}
 		if rec.Code >= 400 {
