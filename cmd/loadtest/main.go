@@ -38,12 +38,15 @@
 //
 // With -inprocess-profile FILE the tool serves the requests with the API
 // handler inside its own process, called directly without HTTP or TCP,
-// and writes a CPU profile of the measured window to FILE: a profile of
-// what the server spends per request, database client included, apart from
-// the network and the load generator.
+// and writes a CPU profile of the measured window to FILE: what the server
+// spends per request, database client included, without the HTTP server
+// and TCP. Building the requests (main.* frames) is in it too, a few per
+// cent. The summary adds the heap allocations per request.
 //
 // The load generator shares the machine with the server, PostgreSQL and
-// Redis; the summary shows how the CPU was split between them (Linux).
+// Redis; the summary shows how the CPU was split between them, and warns
+// when other processes or the hypervisor (steal) took enough of it to
+// distort the figures (Linux).
 //
 // Exit status: 0 when every request succeeded, whether or not the goal was
 // met (the goal is informational); 1 when a request failed or the run
