@@ -39,6 +39,12 @@ var commands = []command{
 	{"wallet create", "--client ID --name NAME --vendor simbank|simwallet [--provisioning] [--default]", runWalletCreate},
 	{"wallet activate", "--wallet ID", runWalletActivate},
 	{"wallet adjust", "--wallet ID --amount SIGNED_DECIMAL --memo TEXT", runWalletAdjust},
+	{"disbursement approve", "--id ID", runDisbursementApprove},
+	{"disbursement cancel", "--id ID", runDisbursementCancel},
+	{"sandbox complete", "--id ID --status SUCCESS|FAILED [--reason TEXT]", runSandboxComplete},
+	{"payment simulate", "--id ID --status SUCCESS|FAILED", runPaymentSimulate},
+	{"webhook list", "--client ID [--limit N]", runWebhookList},
+	{"webhook redeliver", "--event ID", runWebhookRedeliver},
 	{"reconcile", "", runReconcile},
 }
 

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/google/uuid"
+
 	"github.com/payoutd/payoutd/models"
 )
 
@@ -72,6 +74,13 @@ func runClientUpdate(ctx context.Context, d Deps, fs *flag.FlagSet, args []strin
 	if len(given) == 0 {
 		return nil, usageError{"nothing to update: give at least one setting"}
 	}
+	return UpdateClient(ctx, d, id, given)
+}
+
+// UpdateClient changes the given settings (named as the flags of client
+// update, without dashes: "withdrawals", "review-threshold", ...) and
+// returns the client as it is afterwards.
+func UpdateClient(ctx context.Context, d Deps, id uuid.UUID, given map[string]string) (*ClientRecord, error) {
 	c, err := d.store().FindClient(ctx, id)
 	if err != nil {
 		return nil, err
@@ -82,7 +91,8 @@ func runClientUpdate(ctx context.Context, d Deps, fs *flag.FlagSet, args []strin
 	if err := d.store().SaveClient(ctx, c); err != nil {
 		return nil, err
 	}
-	return toClientRecord(c), nil
+	r := toClientRecord(c)
+	return &r, nil
 }
 
 func applyClientSettings(d Deps, c *models.Client, given map[string]string) error {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
@@ -13,7 +14,10 @@ import (
 	"github.com/payoutd/payoutd/credentials"
 	"github.com/payoutd/payoutd/ledger"
 	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/payments"
+	"github.com/payoutd/payoutd/payouts"
 	"github.com/payoutd/payoutd/vendors"
+	"github.com/payoutd/payoutd/webhooks"
 )
 
 // Deps is what the operator commands need.
@@ -22,9 +26,22 @@ type Deps struct {
 	Sealer  *credentials.Sealer
 	Env     models.Environment
 	Vendors vendors.Registry
+	// Queue, when Redis is configured, hands approved payouts to the
+	// worker at once; without it the worker's sweep picks them up.
+	Queue payouts.Queue
+	// LockTTL is DISBURSEMENT_LOCK_TTL, restarted by an approval.
+	LockTTL time.Duration
+	// Webhooks lists and redelivers webhook events.
+	Webhooks *webhooks.Deliverer
+	// Payments simulates payment results.
+	Payments *payments.Service
 }
 
 func (d Deps) store() *models.Store { return models.NewStore(d.DB) }
+
+func (d Deps) payouts() *payouts.Service {
+	return payouts.New(payouts.Options{DB: d.DB, Vendors: d.Vendors, Queue: d.Queue, LockTTL: d.LockTTL})
+}
 
 // ClientOptions describe a new client.
 type ClientOptions struct {

@@ -8,6 +8,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/vendors"
 )
 
 // errorResponse is the body of every error answer.
@@ -42,8 +43,22 @@ var errorStatuses = []struct {
 	{models.ErrBodyTooLarge, http.StatusRequestEntityTooLarge},
 	{models.ErrContentEncoding, http.StatusUnsupportedMediaType},
 	{models.ErrRateLimited, http.StatusTooManyRequests},
-	{errNotImplemented, http.StatusNotImplemented},
 	{errNotReady, http.StatusServiceUnavailable},
+	{models.ErrDisbursementNotFound, http.StatusNotFound},
+	{models.ErrInsufficientBalance, http.StatusPaymentRequired},
+	{models.ErrVendorPayoutFailed, http.StatusServiceUnavailable},
+	{models.ErrGatewayUnavailable, http.StatusServiceUnavailable},
+	{models.ErrLockExpired, http.StatusGone},
+	{models.ErrDisbursementCancelled, http.StatusConflict},
+	{models.ErrIdempotencyInFlight, http.StatusConflict},
+	{models.ErrIdempotencyMismatch, http.StatusUnprocessableEntity},
+	{models.ErrUnsupportedBank, http.StatusUnprocessableEntity},
+	{models.ErrAccountInactive, http.StatusUnprocessableEntity},
+	{models.ErrAccountNotResolved, http.StatusUnprocessableEntity},
+	{vendors.ErrInvalidCallback, http.StatusUnauthorized},
+	{models.ErrPaymentNotFound, http.StatusNotFound},
+	{models.ErrNoDefaultWallet, http.StatusUnprocessableEntity},
+	{models.ErrPaymentNotPending, http.StatusConflict},
 }
 
 // Errors that only exist at the HTTP layer.
@@ -52,7 +67,6 @@ var (
 	// message an x-timestamp outside it gets as a 400 (DESIGN.md).
 	errSignatureOutsideWindow = errors.New(models.ErrTimestampWindow.Error())
 	errMethodNotAllowed       = errors.New("method not allowed")
-	errNotImplemented         = errors.New("not implemented yet")
 	errNotReady               = errors.New("not ready")
 )
 
@@ -63,6 +77,10 @@ func statusOf(err error) (int, string, bool) {
 	var v *models.ValidationError
 	if errors.As(err, &v) {
 		return http.StatusBadRequest, v.Message, true
+	}
+	var rule *models.RuleError
+	if errors.As(err, &rule) {
+		return http.StatusUnprocessableEntity, rule.Message, true
 	}
 	for _, e := range errorStatuses {
 		if errors.Is(err, e.err) {

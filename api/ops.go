@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -11,6 +12,8 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/hibiken/asynq"
 	"github.com/hibiken/asynqmon"
+
+	"github.com/payoutd/payoutd/config"
 )
 
 // GET /healthz: the process is alive.
@@ -53,14 +56,40 @@ func (s *Server) mountDashboard(queueRedis asynq.RedisConnOpt) {
 
 // requireAdmin checks HTTP basic credentials in constant time.
 func (s *Server) requireAdmin(c *gin.Context) {
-	user, pass, ok := c.Request.BasicAuth()
-	configured := s.cfg.AdminUser != "" && s.cfg.AdminPassword != ""
-	userOK := subtle.ConstantTimeCompare([]byte(user), []byte(s.cfg.AdminUser)) == 1
-	passOK := subtle.ConstantTimeCompare([]byte(pass), []byte(s.cfg.AdminPassword)) == 1
-	if !ok || !configured || !userOK || !passOK {
-		c.Header("WWW-Authenticate", `Basic realm="payoutd operations", charset="UTF-8"`)
-		c.AbortWithStatusJSON(http.StatusUnauthorized, errorResponse{Error: "operator credentials required (ADMIN_USER / ADMIN_PASSWORD)"})
+	if !isAdmin(s.cfg, c.Request) {
+		c.Header("WWW-Authenticate", adminChallenge)
+		c.AbortWithStatusJSON(http.StatusUnauthorized, errorResponse{Error: errAdminRequired})
 		return
 	}
 	c.Next()
+}
+
+// AdminOnly serves h to operators only, as requireAdmin does: the worker's
+// /metrics (METRICS_ADDR), which is not served by the gin engine.
+func AdminOnly(cfg config.Config, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !isAdmin(cfg, r) {
+			w.Header().Set("WWW-Authenticate", adminChallenge)
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			w.WriteHeader(http.StatusUnauthorized)
+			json.NewEncoder(w).Encode(errorResponse{Error: errAdminRequired})
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+const (
+	adminChallenge   = `Basic realm="payoutd operations", charset="UTF-8"`
+	errAdminRequired = "operator credentials required (ADMIN_USER / ADMIN_PASSWORD)"
+)
+
+// isAdmin reports whether r carries ADMIN_USER and ADMIN_PASSWORD, both
+// configured, compared in constant time.
+func isAdmin(cfg config.Config, r *http.Request) bool {
+	user, pass, ok := r.BasicAuth()
+	configured := cfg.AdminUser != "" && cfg.AdminPassword != ""
+	userOK := subtle.ConstantTimeCompare([]byte(user), []byte(cfg.AdminUser)) == 1
+	passOK := subtle.ConstantTimeCompare([]byte(pass), []byte(cfg.AdminPassword)) == 1
+	return ok && configured && userOK && passOK
 }

@@ -14,7 +14,10 @@ import (
 
 	"github.com/payoutd/payoutd/config"
 	"github.com/payoutd/payoutd/credentials"
+	"github.com/payoutd/payoutd/metrics"
 	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/payments"
+	"github.com/payoutd/payoutd/payouts"
 	"github.com/payoutd/payoutd/vendors"
 )
 
@@ -27,22 +30,34 @@ type Deps struct {
 	Vendors vendors.Registry
 	// QueueRedis is the asynq connection the dashboard shows; nil disables it.
 	QueueRedis asynq.RedisConnOpt
+	// Queue hands payouts and payments to the worker; nil leaves them to
+	// its sweeps.
+	Queue Queue
+	// Acquirer issues the QRIS of payments and verifies its callbacks.
+	Acquirer vendors.Acquirer
 	// Now is the clock; nil means time.Now. Tests inject one.
 	Now func() time.Time
+	// Metrics counts requests and the services' work and is served at
+	// /metrics to operators; nil disables both.
+	Metrics *metrics.Metrics
 }
 
 // Server holds the API's dependencies; its methods are the handlers.
 type Server struct {
-	cfg     config.Config
-	db      *gorm.DB
-	store   *models.Store
-	redis   *redis.Client
-	limiter *redis_rate.Limiter
-	sealer  *credentials.Sealer
-	vendors vendors.Registry
-	now     func() time.Time
-	engine  *gin.Engine
-	closers []func() error
+	cfg      config.Config
+	db       *gorm.DB
+	store    *models.Store
+	redis    *redis.Client
+	limiter  *redis_rate.Limiter
+	sealer   *credentials.Sealer
+	vendors  vendors.Registry
+	payouts  *payouts.Service
+	payments *payments.Service
+	acquirer vendors.Acquirer
+	now      func() time.Time
+	metrics  *metrics.Metrics
+	engine   *gin.Engine
+	closers  []func() error
 }
 
 // New builds the API with its routes.
@@ -56,10 +71,21 @@ func New(d Deps) (*Server, error) {
 		sealer:  d.Sealer,
 		vendors: d.Vendors,
 		now:     d.Now,
+		metrics: d.Metrics,
 	}
 	if s.now == nil {
 		s.now = time.Now
 	}
+	var payoutQueue payouts.Queue
+	var paymentQueue payments.Queue
+	if d.Queue != nil {
+		payoutQueue, paymentQueue = d.Queue, d.Queue
+	}
+	s.payouts = payouts.New(payouts.Options{DB: d.DB, Vendors: d.Vendors, Queue: payoutQueue,
+		LockTTL: d.Config.DisbursementLockTTL, SubmitLease: d.Config.DisbursementSubmitLease, Now: s.now, Metrics: d.Metrics})
+	s.acquirer = d.Acquirer
+	s.payments = payments.New(payments.Options{DB: d.DB, Acquirer: d.Acquirer, Queue: paymentQueue,
+		Calendar: d.Config.SettlementCalendar(), Now: s.now, Metrics: d.Metrics})
 	gin.SetMode(gin.ReleaseMode)
 	e := gin.New()
 	e.HandleMethodNotAllowed = true
@@ -74,12 +100,18 @@ func New(d Deps) (*Server, error) {
 		return nil, err
 	}
 	e.RemoteIPHeaders = []string{"X-Forwarded-For"}
-	e.Use(requestContext(), recoverPanics())
+	e.Use(requestContext(), observe(d.Metrics), recoverPanics())
 	e.NoRoute(func(c *gin.Context) { fail(c, models.ErrNotFound) })
 	e.NoMethod(func(c *gin.Context) { fail(c, errMethodNotAllowed) })
 	s.engine = e
 	s.routes(d.QueueRedis)
 	return s, nil
+}
+
+// Queue is what the API enqueues: payouts' and payments' work.
+type Queue interface {
+	payouts.Queue
+	payments.Queue
 }
 
 func (s *Server) routes(queueRedis asynq.RedisConnOpt) {
@@ -90,6 +122,9 @@ func (s *Server) routes(queueRedis asynq.RedisConnOpt) {
 	if queueRedis != nil {
 		s.mountDashboard(queueRedis)
 	}
+	if s.metrics != nil {
+		e.GET("/metrics", s.requireAdmin, gin.WrapH(s.metrics.Handler()))
+	}
 
 	v3 := e.Group("/api/v3")
 	optional := s.authenticate(signatureOptional)
@@ -98,13 +133,18 @@ func (s *Server) routes(queueRedis asynq.RedisConnOpt) {
 	v3.GET("/wallets/:wallet_id/balance", optional, s.handleWalletBalance)
 	v3.GET("/wallets/:wallet_id/banks", optional, s.handleWalletBanks)
 	v3.POST("/debug/signature-check", s.authenticate(signatureDiagnostic), s.rateLimit("signature-check", redis_rate.PerMinute(20)), s.handleSignatureCheck)
-	// The disbursement routes enforce their signature already; the
-	// handlers come with the disbursements capability.
-	v3.POST("/disbursements/quote", required, notImplemented)
-	v3.POST("/disbursements", required, notImplemented)
-}
+	v3.POST("/disbursements/quote", required, s.handleDisbursementQuote)
+	v3.POST("/disbursements", required, s.handleDisbursementCreate)
+	v3.GET("/disbursements/:id", optional, s.handleDisbursementGet)
+	v3.GET("/payments/:id", optional, s.handlePaymentGet)
+	e.POST("/api/v1/payments", optional, s.handlePaymentCreate)
 
-func notImplemented(c *gin.Context) { fail(c, errNotImplemented) }
+	// Vendors push payout results here, the acquirer payment results;
+	// each is verified by its own scheme.
+	e.POST("/vendor-callbacks/:vendor", s.handleVendorCallback)
+	e.POST("/acquirer-callbacks/:acquirer", s.handleAcquirerCallback)
+	s.checkoutRoutes()
+}
 
 // Handler returns the http.Handler serving the API.
 func (s *Server) Handler() http.Handler { return s.engine }

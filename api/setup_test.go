@@ -17,11 +17,17 @@ import (
 	"github.com/payoutd/payoutd/admin"
 	"github.com/payoutd/payoutd/config"
 	"github.com/payoutd/payoutd/credentials"
+	"github.com/payoutd/payoutd/metrics"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/signature"
 	"github.com/payoutd/payoutd/testenv"
+	"github.com/payoutd/payoutd/vendors"
 	"github.com/payoutd/payoutd/vendors/sandbox"
+	"github.com/payoutd/payoutd/vendors/sandboxacquirer"
 )
+
+// testAcquirerSecret signs the sandbox acquirer's notifications in tests.
+const testAcquirerSecret = "test-acquirer-secret"
 
 // fixedNow is the server's clock in these tests.
 var fixedNow = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
@@ -34,11 +40,26 @@ type bundle struct {
 	server *Server
 	admin  admin.Deps
 	env    models.Environment
+	now    func() time.Time // the server's clock; requests are signed with it
+	// metrics are the server's, served at /metrics.
+	metrics *metrics.Metrics
 }
 
 type setupOptions struct {
 	env            models.Environment
 	trustedProxies string
+	// now is the server's clock; nil means fixedNow.
+	now func() time.Time
+	// vendors replaces the in-memory sandbox vendors.
+	vendors vendors.Registry
+	// queue hands payouts to a worker; nil leaves them unsubmitted.
+	queue Queue
+	// configure adjusts the configuration (submit wait, lock TTL, ...).
+	configure func(*config.Config)
+	// redis is the test's Redis client; nil makes one.
+	redis *redis.Client
+	// db is the test's database; nil makes one.
+	db *gorm.DB
 }
 
 func setup(t testing.TB, opts ...setupOptions) *bundle {
@@ -47,8 +68,20 @@ func setup(t testing.TB, opts ...setupOptions) *bundle {
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	db := testenv.DB(t)
-	rdb, _ := testenv.Redis(t)
+	if o.env == "" {
+		o.env = models.Production
+	}
+	if o.now == nil {
+		o.now = func() time.Time { return fixedNow }
+	}
+	db := o.db
+	if db == nil {
+		db = testenv.DB(t)
+	}
+	rdb := o.redis
+	if rdb == nil {
+		rdb, _ = testenv.Redis(t)
+	}
 	key := make([]byte, 32)
 	rand.Read(key)
 	sealer, err := credentials.NewSealer(key)
@@ -64,13 +97,24 @@ func setup(t testing.TB, opts ...setupOptions) *bundle {
 			t.Fatal(err)
 		}
 	}
-	registry := sandbox.Registry(sandbox.Options{})
-	srv, err := New(Deps{Config: cfg, DB: db, Redis: rdb, Sealer: sealer, Vendors: registry, Now: func() time.Time { return fixedNow }})
+	if o.configure != nil {
+		o.configure(&cfg)
+	}
+	registry := o.vendors
+	if registry == nil {
+		registry = sandbox.Registry(sandbox.Options{})
+	}
+	acq, err := sandboxacquirer.New(sandboxacquirer.Options{Secret: testAcquirerSecret, Now: o.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := metrics.New()
+	srv, err := New(Deps{Config: cfg, DB: db, Redis: rdb, Sealer: sealer, Vendors: registry, Queue: o.queue, Acquirer: acq, Now: o.now, Metrics: m})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	return &bundle{t: t, db: db, redis: rdb, server: srv, env: o.env,
+	return &bundle{t: t, db: db, redis: rdb, server: srv, env: o.env, now: o.now, metrics: m,
 		admin: admin.Deps{DB: db, Sealer: sealer, Env: o.env, Vendors: registry}}
 }
 
@@ -153,10 +197,10 @@ func (b *bundle) do(r request) response {
 		req.Header.Set("x-api-key", r.apiKey)
 	}
 	if r.sign != "" {
-		req.Header.Set("x-signature", signature.Sign(r.sign, r.body, fixedNow))
+		req.Header.Set("x-signature", signature.Sign(r.sign, r.body, b.now()))
 	}
 	if r.timestamp {
-		req.Header.Set("x-timestamp", millis(fixedNow))
+		req.Header.Set("x-timestamp", millis(b.now()))
 	}
 	for k, v := range r.headers {
 		req.Header.Set(k, v)

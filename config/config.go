@@ -4,9 +4,13 @@
 package config
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -14,6 +18,7 @@ import (
 
 	"github.com/payoutd/payoutd/credentials"
 	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/payments"
 )
 
 // Config is the whole configuration of api, worker, migrate and admin.
@@ -22,6 +27,9 @@ type Config struct {
 	RedisURL    string
 	HTTPAddr    string
 	Env         models.Environment
+	// MetricsAddr is where the worker serves /metrics (METRICS_ADDR);
+	// empty, it serves none. The api serves /metrics on HTTPAddr.
+	MetricsAddr string
 
 	// SecretsKey encrypts signing and callback secrets at rest (32 bytes).
 	SecretsKey []byte
@@ -34,23 +42,55 @@ type Config struct {
 
 	DisbursementLockTTL    time.Duration
 	DisbursementSubmitWait time.Duration
+	// DisbursementSubmitLease bounds a vendor submit call: an unanswered
+	// submit is resubmitted or expired only after it, and only when the
+	// vendor does not know the payout. Longer than any vendor timeout.
+	DisbursementSubmitLease time.Duration
 	// SettlementDelay, when set, replaces the next-business-day rule.
-	SettlementDelay      time.Duration
+	SettlementDelay time.Duration
+	// SettlementHolidays are dates (Asia/Jakarta) nothing settles on,
+	// besides weekends: SETTLEMENT_HOLIDAYS=2026-12-25,2027-01-01.
+	SettlementHolidays   map[string]bool
 	SandboxCompleteAfter time.Duration
 	PublicBaseURL        string
 	LogLevel             slog.Level
+
+	// Webhook delivery: per-attempt timeout, the retry schedule (base wait,
+	// cap, and the window over which attempts are made) and the networks
+	// production may deliver to although private.
+	WebhookTimeout         time.Duration
+	WebhookRetryBase       time.Duration
+	WebhookRetryCap        time.Duration
+	WebhookRetryWindow     time.Duration
+	WebhookAllowedNetworks []netip.Prefix
+
+	// AcquirerSecret signs and verifies the sandbox acquirer's payment
+	// notifications (ACQUIRER_SECRET); by default it is derived from
+	// SECRETS_KEY, so every process of one deployment agrees on it.
+	AcquirerSecret string
+
+	// VendorSimURL, when set, makes the service talk to the sandbox vendors
+	// over HTTP (`payoutd vendorsim`) instead of in-process; VendorSimSecret
+	// authenticates the calls and verifies the simulator's callbacks.
+	VendorSimURL    string
+	VendorSimSecret string
 }
 
 // Defaults are the values used when a variable is unset.
 func Defaults() Config {
 	return Config{
-		HTTPAddr:               ":8080",
-		Env:                    models.Production,
-		DisbursementLockTTL:    30 * time.Minute,
-		DisbursementSubmitWait: 5 * time.Second,
-		SandboxCompleteAfter:   2 * time.Second,
-		PublicBaseURL:          "http://localhost:8080",
-		LogLevel:               slog.LevelInfo,
+		HTTPAddr:                ":8080",
+		Env:                     models.Production,
+		DisbursementLockTTL:     30 * time.Minute,
+		DisbursementSubmitWait:  5 * time.Second,
+		DisbursementSubmitLease: 30 * time.Second,
+		WebhookTimeout:          10 * time.Second,
+		WebhookRetryBase:        30 * time.Second,
+		WebhookRetryCap:         6 * time.Hour,
+		WebhookRetryWindow:      72 * time.Hour,
+		SandboxCompleteAfter:    2 * time.Second,
+		PublicBaseURL:           "http://localhost:8080",
+		LogLevel:                slog.LevelInfo,
 	}
 }
 
@@ -79,13 +119,22 @@ func Load(getenv func(string) string, base Config) (Config, error) {
 	str("DATABASE_URL", &c.DatabaseURL)
 	str("REDIS_URL", &c.RedisURL)
 	str("HTTP_ADDR", &c.HTTPAddr)
+	str("METRICS_ADDR", &c.MetricsAddr)
 	str("ADMIN_USER", &c.AdminUser)
 	str("ADMIN_PASSWORD", &c.AdminPassword)
 	str("PUBLIC_BASE_URL", &c.PublicBaseURL)
+	str("VENDORSIM_URL", &c.VendorSimURL)
+	str("ACQUIRER_SECRET", &c.AcquirerSecret)
+	str("VENDORSIM_SECRET", &c.VendorSimSecret)
 	dur("DISBURSEMENT_LOCK_TTL", &c.DisbursementLockTTL)
 	dur("DISBURSEMENT_SUBMIT_WAIT", &c.DisbursementSubmitWait)
+	dur("DISBURSEMENT_SUBMIT_LEASE", &c.DisbursementSubmitLease)
 	dur("SETTLEMENT_DELAY", &c.SettlementDelay)
 	dur("SANDBOX_COMPLETE_AFTER", &c.SandboxCompleteAfter)
+	dur("WEBHOOK_TIMEOUT", &c.WebhookTimeout)
+	dur("WEBHOOK_RETRY_BASE", &c.WebhookRetryBase)
+	dur("WEBHOOK_RETRY_CAP", &c.WebhookRetryCap)
+	dur("WEBHOOK_RETRY_WINDOW", &c.WebhookRetryWindow)
 
 	if v := strings.TrimSpace(getenv("APP_ENV")); v != "" {
 		env, err := models.ParseEnvironment(v)
@@ -111,6 +160,28 @@ func Load(getenv func(string) string, base Config) (Config, error) {
 			c.TrustedProxies = prefixes
 		}
 	}
+	if v := strings.TrimSpace(getenv("SETTLEMENT_HOLIDAYS")); v != "" {
+		days, err := payments.ParseHolidays(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("SETTLEMENT_HOLIDAYS: %w", err))
+		} else {
+			c.SettlementHolidays = days
+		}
+	}
+	if v := strings.TrimSpace(getenv("WEBHOOK_ALLOWED_NETWORKS")); v != "" {
+		prefixes, err := models.ParseCIDRList(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("WEBHOOK_ALLOWED_NETWORKS: %w", err))
+		} else {
+			c.WebhookAllowedNetworks = prefixes
+		}
+	}
+	for name, d := range map[string]time.Duration{"WEBHOOK_TIMEOUT": c.WebhookTimeout, "WEBHOOK_RETRY_BASE": c.WebhookRetryBase,
+		"WEBHOOK_RETRY_CAP": c.WebhookRetryCap, "WEBHOOK_RETRY_WINDOW": c.WebhookRetryWindow} {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be greater than zero", name))
+		}
+	}
 	if v := strings.TrimSpace(getenv("LOG_LEVEL")); v != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
 			errs = append(errs, fmt.Errorf("LOG_LEVEL=%q: want debug, info, warn or error", v))
@@ -118,6 +189,22 @@ func Load(getenv func(string) string, base Config) (Config, error) {
 	}
 	if u, err := url.Parse(c.PublicBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		errs = append(errs, fmt.Errorf("PUBLIC_BASE_URL=%q: want an absolute http(s) URL", c.PublicBaseURL))
+	}
+	if c.MetricsAddr != "" {
+		if _, port, err := net.SplitHostPort(c.MetricsAddr); err != nil || port == "" {
+			errs = append(errs, fmt.Errorf("METRICS_ADDR=%q: want host:port or :port, such as :9090", c.MetricsAddr))
+		}
+		if c.AdminUser == "" || c.AdminPassword == "" {
+			errs = append(errs, errors.New("METRICS_ADDR needs ADMIN_USER and ADMIN_PASSWORD: /metrics answers only to them"))
+		}
+	}
+	if c.VendorSimURL != "" {
+		if u, err := url.Parse(c.VendorSimURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("VENDORSIM_URL=%q: want an absolute http(s) URL such as http://vendorsim:8090", c.VendorSimURL))
+		}
+		if c.VendorSimSecret == "" {
+			errs = append(errs, errors.New("VENDORSIM_SECRET is required with VENDORSIM_URL (the secret `payoutd vendorsim` was started with)"))
+		}
 	}
 	return c, errors.Join(errs...)
 }
@@ -144,6 +231,22 @@ func (c Config) Check(n Needs) error {
 		errs = append(errs, fmt.Errorf("SECRETS_KEY is required (APP_ENV=%s): 64 hex characters, e.g. from `openssl rand -hex 32`; `payoutd dev` makes its own", c.Env))
 	}
 	return errors.Join(errs...)
+}
+
+// SettlementCalendar is the payment settlement calendar configured.
+func (c Config) SettlementCalendar() payments.Calendar {
+	return payments.Calendar{Holidays: c.SettlementHolidays, Delay: c.SettlementDelay}
+}
+
+// AcquirerCallbackSecret is ACQUIRER_SECRET, or one derived from
+// SECRETS_KEY when it is unset.
+func (c Config) AcquirerCallbackSecret() string {
+	if c.AcquirerSecret != "" {
+		return c.AcquirerSecret
+	}
+	mac := hmac.New(sha256.New, c.SecretsKey)
+	mac.Write([]byte("payoutd sandbox acquirer notifications"))
+	return hex.EncodeToString(mac.Sum(nil))
 }
 
 // Sealer returns the encrypter of secrets at rest, keyed by SECRETS_KEY.

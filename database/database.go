@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/glebarez/sqlite"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pressly/goose/v3"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
@@ -58,12 +59,12 @@ func Open(databaseURL string) (*gorm.DB, error) {
 		// implicit one around every single write only costs round trips.
 		SkipDefaultTransaction: true,
 		TranslateError:         true,
-		Logger: logger.NewSlogLogger(slog.Default(), logger.Config{
-			SlowThreshold:             200 * time.Millisecond,
+		Logger: newLogger(logger.NewSlogLogger(slog.Default(), logger.Config{
+			SlowThreshold:             slowThreshold,
 			LogLevel:                  logger.Warn,
 			IgnoreRecordNotFoundError: true,
 			ParameterizedQueries:      true, // never log values: they may be secrets or account numbers
-		}),
+		})),
 		NowFunc: func() time.Time { return time.Now().UTC() },
 	}
 	switch dialect {
@@ -182,4 +183,15 @@ func newProvider(db *gorm.DB) (*goose.Provider, error) {
 // MigrationFiles returns the migrations of one dialect.
 func MigrationFiles(dialect Dialect) (fs.FS, error) {
 	return fs.Sub(migrations, "migrations/"+string(dialect))
+}
+
+// IsRetryable reports whether err is PostgreSQL giving up a transaction
+// that may simply be run again: a deadlock (40P01) or a serialization
+// failure (40001).
+func IsRetryable(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code == "40P01" || pgErr.Code == "40001"
+	}
+	return false
 }

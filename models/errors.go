@@ -45,3 +45,43 @@ func IsValidation(err error) bool {
 	var v *ValidationError
 	return errors.As(err, &v)
 }
+
+// Disbursement errors. Their messages are the spec's words where it gives
+// them; api/errors.go maps each to its status.
+var (
+	ErrDisbursementNotFound  = errors.New("disbursement not found")
+	ErrInsufficientBalance   = errors.New("Insufficient balance")
+	ErrVendorPayoutFailed    = errors.New("Vendor payout request failed")
+	ErrLockExpired           = errors.New("Withdrawal lock has expired")
+	ErrDisbursementCancelled = errors.New("disbursement was cancelled")
+	ErrIdempotencyInFlight   = errors.New("concurrent request with the same Idempotency-Key; retry")
+	ErrIdempotencyMismatch   = errors.New("Idempotency-Key was already used with different parameters")
+	ErrUnsupportedBank       = errors.New("bank_code is not supported by this wallet's vendor")
+	ErrAccountInactive       = errors.New("bank account is inactive")
+	ErrAccountNotResolved    = errors.New("bank account verification failed")
+	ErrGatewayUnavailable    = errors.New("payout gateway is temporarily unavailable; retry later")
+
+	// ErrTransitionRefused: the lifecycle does not allow the move. A bug or
+	// an operator's mistake, never a client's.
+	ErrTransitionRefused = errors.New("disbursement status change refused")
+	// ErrStaleStatus: the row was no longer in the expected status when the
+	// guarded update ran; someone else moved it first.
+	ErrStaleStatus = errors.New("disbursement status changed concurrently")
+)
+
+// RuleError is a 422: the request is well-formed but a business rule
+// refuses it (below the minimum, a transfer type the bank does not take).
+type RuleError struct{ Message string }
+
+func (e *RuleError) Error() string { return e.Message }
+
+// Refuse returns a RuleError with the given message.
+func Refuse(msg string) error { return &RuleError{Message: msg} }
+
+// Payment errors.
+var (
+	ErrPaymentNotFound = errors.New("payment not found")
+	ErrNoDefaultWallet = errors.New("no default wallet configured")
+	// ErrPaymentNotPending: a simulated payment of a payment already decided.
+	ErrPaymentNotPending = errors.New("payment is no longer pending")
+)

@@ -58,6 +58,9 @@ const (
 	AccountAcquirerClearing = "system:acquirer_clearing"
 )
 
+// VendorClearingAccount is the ledger account of money handed to a vendor.
+func VendorClearingAccount(vendor string) string { return AccountVendorClearingPrefix + vendor }
+
 // LedgerTransaction groups entries that move money together; its entries
 // sum to zero.
 type LedgerTransaction struct {

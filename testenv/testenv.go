@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
@@ -47,11 +48,17 @@ func DBWithURL(t testing.TB) (*gorm.DB, string) {
 	if err != nil {
 		t.Fatalf("open test database: %v", err)
 	}
-	t.Cleanup(func() {
-		if sqlDB, err := db.DB(); err == nil {
-			sqlDB.Close()
-		}
-	})
+	sqlDB, err := db.DB()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Test packages run in parallel, each with parallel tests: a pool of
+	// the production size per test would exhaust PostgreSQL's connections.
+	if database.DialectOfDB(db) == database.Postgres {
+		sqlDB.SetMaxOpenConns(maxTestConns)
+		sqlDB.SetMaxIdleConns(maxTestConns)
+	}
+	t.Cleanup(func() { sqlDB.Close() })
 	if database.DialectOfDB(db) == database.SQLite {
 		if _, err := database.Migrate(context.Background(), db); err != nil {
 			t.Fatalf("migrate test database: %v", err)
@@ -59,6 +66,9 @@ func DBWithURL(t testing.TB) (*gorm.DB, string) {
 	}
 	return db, dbURL
 }
+
+// maxTestConns bounds each test database's pool.
+const maxTestConns = 6
 
 // UsingPostgres reports whether tests run against real PostgreSQL.
 func UsingPostgres() bool { return os.Getenv("TEST_DATABASE_URL") != "" }
@@ -228,4 +238,14 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// Queue returns the asynq connection of this test's Redis (Redis(t)'s
+// server) and a queue-name prefix of its own: tests sharing a real Redis
+// then never take each other's tasks.
+func Queue(t testing.TB, rdb *redis.Client) (asynq.RedisConnOpt, string) {
+	t.Helper()
+	o := rdb.Options()
+	return asynq.RedisClientOpt{Addr: o.Addr, DB: o.DB, Username: o.Username, Password: o.Password},
+		"t" + randomHex(4) + ":"
 }

@@ -4,7 +4,8 @@
 // banks and e-wallets of banks.tsv.
 //
 // Implementations live in sub-packages: vendors/sandbox holds the two
-// sandbox vendors, simbank and simwallet.
+// sandbox vendors, simbank and simwallet; vendors/vendorsim serves them over
+// HTTP (payoutd vendorsim) and holds the HTTP client adapter for them.
 package vendors
 
 import (
@@ -12,7 +13,9 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
+	"time"
 
 	"github.com/payoutd/payoutd/models"
 )
@@ -109,6 +112,22 @@ type Vendor interface {
 	// ErrUnavailable.
 	Status(ctx context.Context, reference string) (PayoutResult, error)
 }
+
+// Completer finishes a sandbox payout by hand (payoutd admin sandbox complete).
+type Completer interface {
+	Complete(ctx context.Context, reference string, status PayoutStatus, reason string) error
+}
+
+// CallbackParser is implemented by vendors that push payout results to the
+// service. ParseCallback verifies the request (ErrInvalidCallback when the
+// signature is missing, wrong or outside a 5-minute window) and returns the result.
+type CallbackParser interface {
+	ParseCallback(header http.Header, body []byte, now time.Time) (PayoutResult, error)
+}
+
+// ErrInvalidCallback: a vendor callback whose signature is missing, wrong or
+// outside the 5-minute window; the receiver must not act on it.
+var ErrInvalidCallback = errors.New("vendor callback signature invalid")
 
 // Registry finds vendors by name.
 type Registry map[string]Vendor

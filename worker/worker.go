@@ -1,5 +1,7 @@
 // Package worker runs the asynq server that processes the service's tasks
-// and the scheduler that enqueues its periodic ones.
+// and the scheduler that enqueues its periodic ones. Handlers are thin: the
+// work is in package payouts; errors.go turns its errors into asynq
+// outcomes (retry, skip, done).
 package worker
 
 import (
@@ -12,15 +14,24 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/payoutd/payoutd/ledger"
+	"github.com/payoutd/payoutd/payments"
+	"github.com/payoutd/payoutd/payouts"
 	"github.com/payoutd/payoutd/tasks"
-	"github.com/payoutd/payoutd/vendors"
+	"github.com/payoutd/payoutd/webhooks"
 )
 
 // Deps is what the worker's handlers need.
 type Deps struct {
 	DB      *gorm.DB
 	Redis   asynq.RedisConnOpt
-	Vendors vendors.Registry
+	Payouts *payouts.Service
+	// Webhooks delivers merchant webhook events.
+	Webhooks *webhooks.Deliverer
+	// Payments expires and settles payments.
+	Payments *payments.Service
+	// QueuePrefix names the queues to serve (tasks.QueuePriorities); empty
+	// in production, unique per test when tests share a Redis.
+	QueuePrefix string
 	// Concurrency is the number of tasks processed at once (default 20).
 	Concurrency int
 }
@@ -30,6 +41,27 @@ func Mux(d Deps) *asynq.ServeMux {
 	mux := asynq.NewServeMux()
 	mux.HandleFunc(tasks.TypeReconcile, func(ctx context.Context, _ *asynq.Task) error {
 		return reconcile(ctx, d.DB)
+	})
+	mux.HandleFunc(tasks.TypePayoutSubmit, disbursementTask(d.Payouts.Submit))
+	mux.HandleFunc(tasks.TypePayoutPoll, disbursementTask(d.Payouts.Poll))
+	mux.HandleFunc(tasks.TypePayoutExpire, periodic("payout:expire", d.Payouts.ExpireLocks))
+	mux.HandleFunc(tasks.TypePayoutSweep, periodic("payout:sweep", d.Payouts.Sweep))
+	mux.HandleFunc(tasks.TypeWebhookDeliver, deliverWebhook(d.Webhooks))
+	mux.HandleFunc(tasks.TypePaymentExpire, paymentTask(d.Payments.Expire))
+	mux.HandleFunc(tasks.TypePaymentSettle, paymentTask(d.Payments.Settle))
+	mux.HandleFunc(tasks.TypePaymentSweep, func(ctx context.Context, _ *asynq.Task) error {
+		report, err := d.Payments.Sweep(ctx)
+		if report != (payments.SweepReport{}) {
+			slog.InfoContext(ctx, "payment:sweep", slog.Any("report", report))
+		}
+		return err
+	})
+	mux.HandleFunc(tasks.TypeWebhookSweep, func(ctx context.Context, _ *asynq.Task) error {
+		n, err := d.Webhooks.Sweep(ctx)
+		if n > 0 {
+			slog.InfoContext(ctx, "webhook:sweep", slog.Int("enqueued", n))
+		}
+		return err
 	})
 	return mux
 }
@@ -59,16 +91,31 @@ func Run(ctx context.Context, d Deps) error {
 	}
 	srv := asynq.NewServer(d.Redis, asynq.Config{
 		Concurrency:     concurrency,
-		Queues:          tasks.QueuePriorities,
+		Queues:          tasks.QueuePriorities(d.QueuePrefix),
 		ShutdownTimeout: 20 * time.Second,
 		Logger:          slogAdapter{},
+		RetryDelayFunc:  tasks.RetryDelay,
 		// Tasks wait for a free worker at most this long when idle.
 		TaskCheckInterval: 200 * time.Millisecond,
+		// Scheduled polls and retries become due to the second: the first
+		// payout poll is a second after the vendor accepted.
+		DelayedTaskCheckInterval: 250 * time.Millisecond,
 	})
 	scheduler := asynq.NewScheduler(d.Redis, &asynq.SchedulerOpts{Logger: slogAdapter{}, Location: time.UTC})
-	task, opts := tasks.NewReconcile()
-	if _, err := scheduler.Register(fmt.Sprintf("@every %s", tasks.ReconcileEvery), task, opts...); err != nil {
-		return err
+	for _, p := range []struct {
+		every time.Duration
+		build func() (*asynq.Task, []asynq.Option)
+	}{
+		{tasks.ReconcileEvery, tasks.NewReconcile},
+		{tasks.ExpireEvery, tasks.NewPayoutExpire},
+		{tasks.SweepEvery, tasks.NewPayoutSweep},
+		{tasks.WebhookSweepEvery, tasks.NewWebhookSweep},
+		{tasks.PaymentSweepEvery, tasks.NewPaymentSweep},
+	} {
+		task, opts := p.build()
+		if _, err := scheduler.Register(fmt.Sprintf("@every %s", p.every), task, tasks.InQueue(d.QueuePrefix, opts)...); err != nil {
+			return err
+		}
 	}
 	if err := srv.Start(Mux(d)); err != nil {
 		return fmt.Errorf("start worker: %w", err)

@@ -22,7 +22,7 @@ type balanceTarget struct {
 	secret string
 }
 
-func newBalanceScenario() Scenario { return &balanceScenario{} }
+func newBalanceScenario(options) Scenario { return &balanceScenario{} }
 
 func (s *balanceScenario) Prepare(_ context.Context, f *Fixture) error {
 	if len(f.Clients) == 0 {

@@ -23,6 +23,7 @@ type cpuSnapshot struct {
 	machineBusy, steal uint64
 	self, server       uint64
 	postgres, redis    uint64
+	pgbench            uint64 // a load generator too, while it runs
 	serverKnown        bool
 }
 
@@ -58,6 +59,8 @@ func takeCPUSnapshot(serverPID int) cpuSnapshot {
 			s.postgres += ticks
 		case strings.HasPrefix(comm, "redis-server"):
 			s.redis += ticks
+		case comm == "pgbench":
+			s.pgbench += ticks
 		}
 	}
 	return s
@@ -120,7 +123,7 @@ func usageBetween(a, b cpuSnapshot) *cpuUsage {
 		Machine:       cores(b.machineBusy - a.machineBusy),
 		Postgres:      cores(b.postgres - a.postgres),
 		Redis:         cores(b.redis - a.redis),
-		LoadGenerator: cores(b.self - a.self),
+		LoadGenerator: cores(b.self - a.self + b.pgbench - a.pgbench),
 		Steal:         cores(b.steal - a.steal),
 	}
 	known := u.Postgres + u.Redis + u.LoadGenerator

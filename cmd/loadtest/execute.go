@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"strings"
 
+	"gorm.io/gorm"
+
 	"github.com/payoutd/payoutd/admin"
 	"github.com/payoutd/payoutd/credentials"
 	"github.com/payoutd/payoutd/database"
@@ -22,11 +24,38 @@ const (
 	serverInProcess = "in-process handler"
 )
 
-// execute prepares the database and the server, runs the load and prints
-// the report. Progress goes to stderr, the report to stdout.
-func execute(ctx context.Context, o options, stdout, stderr io.Writer) (*result, error) {
+// execute runs the scenario o names and prints its report. Progress goes
+// to stderr, the report to stdout. clean is false when a request failed.
+func execute(ctx context.Context, o options, stdout, stderr io.Writer) (clean bool, err error) {
 	info, _ := lookupScenario(o.scenario)
-	sc := info.new()
+	s, err := setUp(ctx, o, info, stderr)
+	if err != nil {
+		return false, err
+	}
+	defer s.close()
+	if info.new == nil {
+		return executeSuite(ctx, s, info, stdout, stderr)
+	}
+	res, err := executeSingle(ctx, s, info, stdout, stderr)
+	if err != nil {
+		return false, err
+	}
+	return res.Errors == 0 && res.WarmupErrors == 0, nil
+}
+
+// runSetup is what every run starts from: the secrets key, the database
+// (recreated and migrated when self-contained) and the provisioned clients.
+type runSetup struct {
+	o             options
+	env           models.Environment
+	key           []byte
+	sealer        *credentials.Sealer
+	db            *gorm.DB
+	fixture       *Fixture
+	selfContained bool
+}
+
+func setUp(ctx context.Context, o options, info scenarioInfo, stderr io.Writer) (*runSetup, error) {
 	env, _ := models.ParseEnvironment(o.env)
 	key, err := secretsKey(o.secretsKey)
 	if err != nil {
@@ -36,45 +65,80 @@ func execute(ctx context.Context, o options, stdout, stderr io.Writer) (*result,
 	if err != nil {
 		return nil, err
 	}
-
-	selfContained := o.target == ""
-	if selfContained {
+	s := &runSetup{o: o, env: env, key: key, sealer: sealer, selfContained: o.target == ""}
+	if s.selfContained {
 		progress(stderr, "recreating database %s", redact(o.databaseURL))
 		if err := recreateDatabase(ctx, o.databaseURL); err != nil {
 			return nil, err
 		}
 	}
-	db, err := database.Open(o.databaseURL)
-	if err != nil {
+	if s.db, err = database.Open(o.databaseURL); err != nil {
 		return nil, err
 	}
-	defer closeDB(db)
-	if selfContained {
-		if _, err := database.Migrate(ctx, db); err != nil {
-			return nil, err
-		}
-	} else if pending, err := database.PendingMigrations(ctx, db); err != nil {
-		return nil, fmt.Errorf("read migration state of -database-url: %w", err)
-	} else if pending > 0 {
-		return nil, fmt.Errorf("-database-url is %d migration(s) behind: is it the database of -target?", pending)
-	}
-	progress(stderr, "provisioning %d clients with a funded wallet each", o.clients)
-	deps := admin.Deps{DB: db, Sealer: sealer, Env: env, Vendors: sandbox.Registry(sandbox.Options{})}
-	fixture, err := provision(ctx, deps, o.clients)
-	if err != nil {
+	if err := s.prepare(ctx, info, stderr); err != nil {
+		s.close()
 		return nil, err
 	}
-	if err := sc.Prepare(ctx, fixture); err != nil {
-		return nil, err
-	}
+	return s, nil
+}
 
+func (s *runSetup) prepare(ctx context.Context, info scenarioInfo, stderr io.Writer) error {
+	if s.selfContained {
+		if _, err := database.Migrate(ctx, s.db); err != nil {
+			return err
+		}
+	} else if pending, err := database.PendingMigrations(ctx, s.db); err != nil {
+		return fmt.Errorf("read migration state of -database-url: %w", err)
+	} else if pending > 0 {
+		return fmt.Errorf("-database-url is %d migration(s) behind: is it the database of -target?", pending)
+	}
+	if info.flushesRedis() && s.selfContained {
+		progress(stderr, "flushing Redis database %s: no queue of an earlier run remains", redact(s.o.redisURL))
+		if err := flushRedis(ctx, s.o.redisURL); err != nil {
+			return err
+		}
+	}
+	progress(stderr, "provisioning %d clients with a funded wallet each", s.o.clients)
+	deps := admin.Deps{DB: s.db, Sealer: s.sealer, Env: s.env, Vendors: sandbox.Registry(sandbox.Options{})}
+	var err error
+	s.fixture, err = provision(ctx, deps, s.o.clients)
+	return err
+}
+
+func (s *runSetup) close() { closeDB(s.db) }
+
+// serverConfig is the environment of the api and worker the tool starts.
+func (s *runSetup) serverConfig(info scenarioInfo) serverConfig {
+	return serverConfig{databaseURL: s.o.databaseURL, redisURL: s.o.redisURL, env: s.env, secretsKey: s.key,
+		extraEnv: serverEnv(s.o, info)}
+}
+
+// serverEnv is what the tool adds to a started server's environment: for
+// creates, no wait for the worker and a sandbox vendor that pays at once;
+// then -server-env, which may override them.
+func serverEnv(o options, info scenarioInfo) []string {
+	var env []string
+	if info.creates {
+		env = append(env, "DISBURSEMENT_SUBMIT_WAIT=0s", "SANDBOX_COMPLETE_AFTER="+o.sandboxCompleteAfter.String())
+	}
+	return append(env, o.serverEnv...)
+}
+
+// executeSingle runs one closed-loop scenario and prints its report.
+func executeSingle(ctx context.Context, s *runSetup, info scenarioInfo, stdout, stderr io.Writer) (*result, error) {
+	o := s.o
+	sc := info.new(o)
+	if err := sc.Prepare(ctx, s.fixture); err != nil {
+		return nil, err
+	}
+	concurrency := o.concurrencyFor(info)
 	window := &cpuWindow{}
-	plan := loadPlan{scenario: sc, concurrency: o.concurrency, warmup: o.warmup, duration: o.duration, window: window}
-	desc := runDescription{scenario: info, options: o}
+	plan := loadPlan{scenario: sc, concurrency: concurrency, warmup: o.warmup, duration: o.duration, window: window, expectRate: info.goalRate}
+	desc := runDescription{scenario: info, options: o, concurrency: concurrency, serverEnv: serverEnv(o, info)}
 	var profile *inProcessProfile
 	switch {
 	case o.inprocessProfile != "":
-		a, err := newInProcessAPI(db, o.redisURL, env, sealer)
+		a, err := newInProcessAPI(s.db, o.redisURL, s.env, s.sealer, info.creates, o.sandboxCompleteAfter)
 		if err != nil {
 			return nil, err
 		}
@@ -86,17 +150,21 @@ func execute(ctx context.Context, o options, stdout, stderr io.Writer) (*result,
 		desc.server = serverInProcess
 		desc.accessLogs = new(false)
 	case o.target != "":
-		send, closeIdle := httpSender(o.concurrency)
+		send, closeIdle := httpSender(concurrency)
 		defer closeIdle()
 		plan.base = strings.TrimRight(o.target, "/")
 		plan.send = send
+		desc.serverEnv = nil // the tool sets nothing of an external server
 		desc.server = serverExternal
 		desc.where = plan.base
 	default:
 		progress(stderr, "building cmd/payoutd and starting `payoutd api`")
-		srv, err := startServer(ctx, serverConfig{
-			databaseURL: o.databaseURL, redisURL: o.redisURL, env: env, secretsKey: key, extraEnv: o.serverEnv,
-		}, stderr)
+		bin, err := buildPayoutd(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer bin.remove()
+		srv, err := startServer(ctx, bin, s.serverConfig(info), stderr)
 		if err != nil {
 			return nil, err
 		}
@@ -105,7 +173,7 @@ func execute(ctx context.Context, o options, stdout, stderr io.Writer) (*result,
 				progress(stderr, "warning: %v", err)
 			}
 		}()
-		send, closeIdle := httpSender(o.concurrency)
+		send, closeIdle := httpSender(concurrency)
 		defer closeIdle()
 		plan.base = srv.base
 		plan.send = send
@@ -113,11 +181,11 @@ func execute(ctx context.Context, o options, stdout, stderr io.Writer) (*result,
 		window.serverPID = srv.pid()
 		desc.server = serverSeparate
 		desc.where = srv.base
-		desc.accessLogs = new(accessLogsOn(o.serverEnv))
-		desc.revision = srv.revision
+		desc.accessLogs = new(accessLogsOn(desc.serverEnv))
+		desc.revision = bin.revision
 	}
 
-	progress(stderr, "running %s: %d workers, warm-up %s, then measuring %s", o.scenario, o.concurrency, o.warmup, o.duration)
+	progress(stderr, "running %s: %d workers, warm-up %s, then measuring %s", o.scenario, concurrency, o.warmup, o.duration)
 	m, err := runLoad(ctx, plan)
 	if err != nil {
 		return nil, err

@@ -7,7 +7,9 @@ import (
 	"os"
 	"runtime/metrics"
 	"runtime/pprof"
+	"time"
 
+	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
@@ -15,33 +17,57 @@ import (
 	"github.com/payoutd/payoutd/config"
 	"github.com/payoutd/payoutd/credentials"
 	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/tasks"
 	"github.com/payoutd/payoutd/vendors/sandbox"
+	"github.com/payoutd/payoutd/vendors/sandboxacquirer"
 )
 
 // inProcessAPI is the API handler built in this process, as `payoutd api`
-// builds it (without the queue dashboard), on the tool's database handle.
+// builds it (without the queue dashboard), on the tool's database handle,
+// the sandbox vendors keeping their payouts in the database as there, and
+// the sandbox acquirer making the payments' QRIS.
 type inProcessAPI struct {
 	handler http.Handler
 	close   func()
 }
 
-func newInProcessAPI(db *gorm.DB, redisURL string, env models.Environment, sealer *credentials.Sealer) (*inProcessAPI, error) {
+// With creates, the API enqueues into redisURL's queues, as `payoutd api`
+// does, and answers without waiting for the worker.
+func newInProcessAPI(db *gorm.DB, redisURL string, env models.Environment, sealer *credentials.Sealer, creates bool, completeAfter time.Duration) (*inProcessAPI, error) {
 	redisOpts, err := redis.ParseURL(redisURL)
 	if err != nil {
 		return nil, fmt.Errorf("-redis-url: %w", err)
 	}
+	queueOpts, err := asynq.ParseRedisURI(redisURL)
+	if err != nil {
+		return nil, fmt.Errorf("-redis-url: %w", err)
+	}
 	rdb := redis.NewClient(redisOpts)
+	queue := tasks.NewClient(queueOpts)
 	cfg := config.Defaults()
 	cfg.Env = env
-	srv, err := api.New(api.Deps{
-		Config: cfg, DB: db, Redis: rdb, Sealer: sealer,
-		Vendors: sandbox.Registry(sandbox.Options{CompleteAfter: cfg.SandboxCompleteAfter}),
-	})
+	if creates {
+		cfg.DisbursementSubmitWait = 0
+		cfg.SandboxCompleteAfter = completeAfter
+	}
+	// The sandbox acquirer, as `payoutd api` makes it; its callback secret
+	// is never used here (no acquirer notifications).
+	acq, err := sandboxacquirer.New(sandboxacquirer.Options{Secret: cfg.AcquirerCallbackSecret()})
 	if err != nil {
+		queue.Close()
 		rdb.Close()
 		return nil, err
 	}
-	return &inProcessAPI{handler: srv.Handler(), close: func() { srv.Close(); rdb.Close() }}, nil
+	srv, err := api.New(api.Deps{
+		Config: cfg, DB: db, Redis: rdb, Sealer: sealer, Queue: queue, Acquirer: acq,
+		Vendors: sandbox.Registry(sandbox.Options{CompleteAfter: cfg.SandboxCompleteAfter, Store: sandbox.NewDBStore(db)}),
+	})
+	if err != nil {
+		queue.Close()
+		rdb.Close()
+		return nil, err
+	}
+	return &inProcessAPI{handler: srv.Handler(), close: func() { srv.Close(); queue.Close(); rdb.Close() }}, nil
 }
 
 // inProcessRemoteAddr is the peer the handler sees (the IP allow-list and

@@ -37,6 +37,8 @@ type loadPlan struct {
 	window windowHooks
 	// died, when not nil, is closed if the server exits; the run stops.
 	died <-chan struct{}
+	// expectRate sizes the sample slices (requests/s); 0 means goalRPS.
+	expectRate float64
 }
 
 // windowHooks are told when the measured window opens and closes.
@@ -108,7 +110,11 @@ func runLoad(ctx context.Context, plan loadPlan) (*measurement, error) {
 	stats := make([]workerStats, plan.concurrency)
 	// Room for the samples expected at the goal's rate, so that slices
 	// seldom grow mid-run (bounded: a long run grows them anyway).
-	expected := min(int(plan.duration.Seconds()*goalRPS*1.5), 1<<22) / plan.concurrency
+	rate := plan.expectRate
+	if rate <= 0 {
+		rate = goalRPS
+	}
+	expected := min(int(plan.duration.Seconds()*rate*1.5), 1<<22) / plan.concurrency
 	var wg sync.WaitGroup
 	for i := range stats {
 		stats[i].latencies = make([]time.Duration, 0, expected)

@@ -80,7 +80,7 @@ func TestFlags(t *testing.T) {
 	if err != nil {
 		t.Fatalf("defaults: %v", err)
 	}
-	if o.scenario != "balance" || o.concurrency != 64 || o.clients != 50 || o.duration != 10*time.Second ||
+	if o.scenario != "balance" || o.concurrency != 0 || o.concurrencyFor(mustScenario("balance")) != 32 || o.clients != 50 || o.duration != 10*time.Second ||
 		o.warmup != 2*time.Second || o.databaseURL != defaultDatabaseURL || o.redisURL != defaultRedisURL || o.target != "" {
 		t.Errorf("defaults = %+v", o)
 	}
@@ -92,7 +92,12 @@ func TestFlags(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		{"-scenario", "nope"},
-		{"-concurrency", "0"},
+		{"-concurrency", "-1"},
+		{"-scenario", "disbursements", "-target", "http://127.0.0.1:8080", "-secrets-key", strings.Repeat("ab", 32)},
+		{"-scenario", "drain", "-inprocess-profile", "cpu.pprof"},
+		{"-amount", "-5"},
+		{"-sandbox-complete-after", "0s"},
+		{"-pgbench-rows", "0"},
 		{"-duration", "0s"},
 		{"-target", "127.0.0.1:8080", "-secrets-key", strings.Repeat("ab", 32)},
 		{"-target", "http://127.0.0.1:8080"}, // no secrets key
@@ -101,6 +106,17 @@ func TestFlags(t *testing.T) {
 	} {
 		if _, err := parseFlags(args, io.Discard, noEnv); err == nil {
 			t.Errorf("parseFlags(%q) accepted", args)
+		}
+	}
+}
+
+func TestConcurrencyFor(t *testing.T) {
+	for name, want := range map[string]int{"balance": 32, "create-many": 16, "create-hot": 8} {
+		if got := (options{}).concurrencyFor(mustScenario(name)); got != want {
+			t.Errorf("%s: default concurrency %d, want %d", name, got, want)
+		}
+		if got := (options{concurrency: 3}).concurrencyFor(mustScenario(name)); got != 3 {
+			t.Errorf("%s: -concurrency 3 gave %d", name, got)
 		}
 	}
 }

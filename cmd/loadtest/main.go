@@ -4,7 +4,11 @@
 //
 // Usage:
 //
-//	go run ./cmd/loadtest                        # balance, 64 workers, 2 s warm-up + 10 s
+//	go run ./cmd/loadtest                        # balance, 32 workers, 2 s warm-up + 10 s
+//	go run ./cmd/loadtest -scenario disbursements  # pgbench ceilings, creates, drain: one table
+//	go run ./cmd/loadtest -scenario create-hot -concurrency 16
+//	go run ./cmd/loadtest -scenario payments     # POST /api/v1/payments, 16 workers
+//	go run ./cmd/loadtest -scenario all          # disbursements plus payments: one table
 //	go run ./cmd/loadtest -concurrency 32 -duration 30s
 //	go run ./cmd/loadtest -server-env LOG_LEVEL=info   # with access logs
 //	go run ./cmd/loadtest -inprocess-profile cpu.pprof && go tool pprof -top cpu.pprof
@@ -16,20 +20,56 @@
 // having read its whole response; every successful request of the
 // measured window is one sample and the percentiles are exact (all samples
 // sorted). requests/s counts successful requests only. Each request is
-// signed afresh (x-signature over the empty body at time.Now()) with the
-// x-api-key of one of -clients merchant clients, taken round-robin.
+// signed afresh (x-signature at time.Now()) with the x-api-key of one of
+// -clients merchant clients, taken round-robin.
+//
+// Scenarios balance, create-many and create-hot are one closed loop each.
+// The create scenarios send signed POST /api/v3/disbursements with a fresh
+// Idempotency-Key per request; each wallet's body is serialised once and
+// every request signs those exact bytes. create-many goes round-robin over
+// every client's wallet, create-hot sends everything to one wallet of one
+// client; the wallets are funded generously first. The server runs with
+// DISBURSEMENT_SUBMIT_WAIT=0, so a create is answered once stored, locked
+// and enqueued, without waiting for the worker, and the tool flushes the
+// Redis database of -redis-url (its own, database 9 by default; never
+// database 0) so that no queue of an earlier run remains.
+//
+// Scenario payments sends POST /api/v1/payments with {"price": 150000,
+// "playerId": ...}, round-robin over the clients, each body serialised
+// once; each client's one provisioned wallet is its default (checked
+// before the run), which the payments are credited to. Requests carry
+// x-signature over the body, or only x-timestamp with -payment-auth
+// timestamp. A create is answered once the row is stored and
+// payment:expire enqueued; the tool flushes its Redis database first.
+// Scenario all is disbursements with a payments phase after create-hot,
+// its rate a ratio of the spread ceiling.
+//
+// Scenario drain runs create-many, stops the api and starts `payoutd
+// worker` as a separate process on the queued payouts, with the sandbox
+// vendor paying at once (SANDBOX_COMPLETE_AFTER=-sandbox-complete-after);
+// it polls the database until every payout is final or -drain-duration
+// has passed since the first SUCCESS, and reports payouts/s from the first
+// to the last SUCCESS (their completed_at). Scenario disbursements first
+// measures the machine's own ceiling with pgbench (a script of BEGIN, one
+// conditional UPDATE of a wallet-like row and one INSERT, END, in tables
+// lt_wallets and lt_ledger of the load database; once spread over
+// -pgbench-rows rows, once on one hot row), then runs create-many,
+// create-hot and the drain, and prints one table with each figure as a
+// ratio of its ceiling (spread for create-many, hot row for create-hot and
+// the drain), so that the figures mean the same on any machine. Without
+// pgbench it says how to install it and goes on without ratios.
 //
 // Self-contained mode (the default) needs PostgreSQL and Redis on this
 // machine. The tool drops and recreates the database named in
 // -database-url (DROP DATABASE ... WITH (FORCE), through the "postgres"
 // maintenance database of the same server; only a server on the loopback
 // interface), migrates it, provisions the clients, each with one funded
-// wallet, builds ./cmd/payoutd and runs `payoutd api` as a separate
-// process on a free port of 127.0.0.1, with APP_ENV=production,
-// LOG_LEVEL=warn (no per-request access logs) and the SECRETS_KEY the tool
-// sealed the clients' secrets with. It waits for /readyz, runs the load,
-// then stops the server with SIGTERM and waits for it; the server is also
-// stopped on Ctrl-C or any error.
+// wallet, builds ./cmd/payoutd and runs `payoutd api` (and for the drain
+// `payoutd worker`) as a separate process, the api on a free port of
+// 127.0.0.1, with APP_ENV=production, LOG_LEVEL=warn (no per-request
+// access logs) and the SECRETS_KEY the tool sealed the clients' secrets
+// with. It waits for /readyz, runs the load, then stops each process with
+// SIGTERM and waits for it; they are also stopped on Ctrl-C or any error.
 //
 // With -target URL the tool starts no server and recreates nothing: it
 // provisions the clients into -database-url, which must be that server's
@@ -44,13 +84,14 @@
 // cent. The summary adds the heap allocations per request.
 //
 // The load generator shares the machine with the server, PostgreSQL and
-// Redis; the summary shows how the CPU was split between them, and warns
+// Redis; the summary shows how the CPU was split between them (for the
+// disbursements table also the CPU time per operation of each), and warns
 // when other processes or the hypervisor (steal) took enough of it to
 // distort the figures (Linux).
 //
-// Exit status: 0 when every request succeeded, whether or not the goal was
-// met (the goal is informational); 1 when a request failed or the run
-// could not be made; 2 for bad flags.
+// Exit status: 0 when every request succeeded and no payout failed,
+// whether or not the goals were met (they are informational); 1 when a
+// request or payout failed or the run could not be made; 2 for bad flags.
 package main
 
 import (
@@ -63,6 +104,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -73,13 +115,24 @@ import (
 
 const (
 	defaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/payoutd_load?sslmode=disable"
-	defaultRedisURL    = "redis://127.0.0.1:6379/0"
+	// defaultRedisURL is a Redis database of the tool's own: create
+	// scenarios flush it at the start.
+	defaultRedisURL = "redis://127.0.0.1:6379/9"
 )
 
-// The goal the figures are compared with; informational only.
+// The goals the figures are compared with; informational only.
 const (
-	goalRPS = 5000
+	goalRPS = 5000 // balance
 	goalP99 = 20 * time.Millisecond
+
+	goalCreatesMany = 1000 // creates/s across many wallets
+	goalCreatesHot  = 300  // creates/s on one wallet
+	goalCreateP99   = 50 * time.Millisecond
+	goalPayouts     = 500  // payouts/s drained by the worker
+	goalPayments    = 1500 // payment creates/s across many clients
+	// goalCeilingRatio is the aim for each figure as a share of its
+	// pgbench ceiling, the same on any machine.
+	goalCeilingRatio = 0.3
 )
 
 // options are the parsed flags.
@@ -96,6 +149,18 @@ type options struct {
 	secretsKey       string
 	serverEnv        []string
 	inprocessProfile string
+
+	// Payments.
+	paymentAuth string
+
+	// Disbursement scenarios.
+	amount               string
+	sandboxCompleteAfter time.Duration
+	drainDuration        time.Duration
+	pgbench              string
+	pgbenchDuration      time.Duration
+	pgbenchClients       int
+	pgbenchRows          int
 }
 
 func main() {
@@ -119,7 +184,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	// server log through slog, and access logs at info would swamp both.
 	slog.SetDefault(logging.New(stderr, slog.LevelWarn))
 
-	res, err := execute(ctx, o, stdout, stderr)
+	clean, err := execute(ctx, o, stdout, stderr)
 	if err != nil {
 		if ctx.Err() != nil {
 			fmt.Fprintln(stderr, "loadtest: interrupted")
@@ -128,7 +193,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		}
 		return 1
 	}
-	if res.Errors > 0 || res.WarmupErrors > 0 {
+	if !clean {
 		return 1
 	}
 	return 0
@@ -144,7 +209,7 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (op
 	fs.StringVar(&o.redisURL, "redis-url", envOr(getenv, "LOAD_REDIS_URL", defaultRedisURL), "Redis for the server (env LOAD_REDIS_URL)")
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "measured time")
 	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "load before measuring, not counted")
-	fs.IntVar(&o.concurrency, "concurrency", 64, "workers, each sending requests back to back (closed loop)")
+	fs.IntVar(&o.concurrency, "concurrency", 0, "workers, each sending requests back to back (closed loop);\n0: the scenario's own (balance 32, create-many 16, create-hot 8, payments 16)")
 	fs.IntVar(&o.clients, "clients", 50, "merchant clients to provision, each with one funded wallet; requests go round-robin across them")
 	fs.StringVar(&o.target, "target", "", "base URL of an already running server (e.g. http://127.0.0.1:8080);\nempty: build and start one as a separate process")
 	fs.StringVar(&o.env, "env", string(models.Production), "APP_ENV of the server: production or staging (decides the API key prefix)")
@@ -158,20 +223,33 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (op
 		return nil
 	})
 	fs.StringVar(&o.inprocessProfile, "inprocess-profile", "",
-		"serve the requests with the API handler in this process (no HTTP, no TCP)\nand write a CPU profile of the measured window to `FILE`")
+		"serve the requests with the API handler in this process (no HTTP, no TCP)\nand write a CPU profile of the measured window to `FILE` (balance, create-many, create-hot, payments)")
+	fs.StringVar(&o.paymentAuth, "payment-auth", paymentAuthSignature,
+		"how payments authenticate: signature (x-signature over the body) or timestamp (x-timestamp only)")
+	fs.StringVar(&o.amount, "amount", "20000", "gross amount of each disbursement (IDR)")
+	fs.DurationVar(&o.sandboxCompleteAfter, "sandbox-complete-after", time.Microsecond,
+		"SANDBOX_COMPLETE_AFTER of the api and worker: how long a sandbox payout stays pending\n(0 would mean the service's default of 2s)")
+	fs.DurationVar(&o.drainDuration, "drain-duration", 10*time.Second, "drain: longest measured time, from the first SUCCESS")
+	fs.StringVar(&o.pgbench, "pgbench", "pgbench", "pgbench `program` for the ceilings of -scenario disbursements")
+	fs.DurationVar(&o.pgbenchDuration, "pgbench-duration", 10*time.Second, "pgbench time of each ceiling (spread, hot row)")
+	fs.IntVar(&o.pgbenchClients, "pgbench-clients", 16, "pgbench clients (-c)")
+	fs.IntVar(&o.pgbenchRows, "pgbench-rows", 10000, "rows the spread ceiling's updates are spread over")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `usage: go run ./cmd/loadtest [flags]
 
 Measures the payout API under a closed-loop load and prints requests/s,
 p50/p90/p99/max latency and errors, then one line of JSON. By default it
 recreates the database, provisions clients, starts `+"`payoutd api`"+` as a
-separate process on 127.0.0.1 and stops it afterwards. Goal: %d req/s with
-p99 < %s (informational).
+separate process on 127.0.0.1 and stops it afterwards. Goals (informational):
+balance %d req/s with p99 < %s; creates %d/s across many wallets and %d/s
+on one wallet with p99 < %s; %d payment creates/s; %d payouts/s drained
+by the worker; each figure at least %.1f of its pgbench ceiling (-scenario
+disbursements or all).
 
 scenarios:
 %s
 flags:
-`, goalRPS, goalP99, scenarioHelp())
+`, goalRPS, goalP99, goalCreatesMany, goalCreatesHot, goalCreateP99, goalPayments, goalPayouts, goalCeilingRatio, scenarioHelp())
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -188,8 +266,32 @@ flags:
 
 func (o options) check() error {
 	var errs []error
-	if _, ok := lookupScenario(o.scenario); !ok {
+	info, ok := lookupScenario(o.scenario)
+	if !ok {
 		errs = append(errs, fmt.Errorf("-scenario %q: want one of %s", o.scenario, strings.Join(scenarioNames(), ", ")))
+	}
+	if ok && info.new == nil {
+		if o.target != "" {
+			errs = append(errs, fmt.Errorf("-scenario %s starts its own api and worker: not with -target", o.scenario))
+		}
+		if o.inprocessProfile != "" {
+			errs = append(errs, fmt.Errorf("-inprocess-profile: not with -scenario %s; profile create-many, create-hot or payments", o.scenario))
+		}
+	}
+	if !slices.Contains(paymentAuths, o.paymentAuth) {
+		errs = append(errs, fmt.Errorf("-payment-auth %q: want %s", o.paymentAuth, strings.Join(paymentAuths, " or ")))
+	}
+	if _, err := models.ParsePositiveAmount(o.amount); err != nil {
+		errs = append(errs, fmt.Errorf("-amount %q: %w", o.amount, err))
+	}
+	if o.sandboxCompleteAfter <= 0 {
+		errs = append(errs, errors.New("-sandbox-complete-after must be positive (the service reads 0 as its default, 2s)"))
+	}
+	if o.drainDuration <= 0 || o.pgbenchDuration < time.Second {
+		errs = append(errs, errors.New("-drain-duration must be positive and -pgbench-duration at least 1s"))
+	}
+	if o.pgbenchClients < 1 || o.pgbenchRows < 1 {
+		errs = append(errs, errors.New("-pgbench-clients and -pgbench-rows must be at least 1"))
 	}
 	if o.duration <= 0 {
 		errs = append(errs, errors.New("-duration must be positive"))
@@ -197,8 +299,8 @@ func (o options) check() error {
 	if o.warmup < 0 {
 		errs = append(errs, errors.New("-warmup must not be negative"))
 	}
-	if o.concurrency < 1 {
-		errs = append(errs, errors.New("-concurrency must be at least 1"))
+	if o.concurrency < 0 {
+		errs = append(errs, errors.New("-concurrency must not be negative (0: the scenario's own)"))
 	}
 	if o.clients < 1 {
 		errs = append(errs, errors.New("-clients must be at least 1"))
@@ -222,6 +324,14 @@ func (o options) check() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// concurrencyFor is -concurrency, or the scenario's own when it is 0.
+func (o options) concurrencyFor(info scenarioInfo) int {
+	if o.concurrency > 0 {
+		return o.concurrency
+	}
+	return info.concurrency
 }
 
 func envOr(getenv func(string) string, name, fallback string) string {

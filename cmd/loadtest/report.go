@@ -12,12 +12,14 @@ import (
 
 // runDescription is what the report says about how the figures were made.
 type runDescription struct {
-	scenario   scenarioInfo
-	options    options
-	server     string // serverSeparate, serverExternal or serverInProcess
-	where      string // the server's base URL, when it has one
-	accessLogs *bool  // nil when unknown (an external server)
-	revision   string // the started server's commit, "" when unknown
+	scenario    scenarioInfo
+	options     options
+	concurrency int      // workers, after the scenario's default
+	serverEnv   []string // what the tool added to a started server's environment
+	server      string   // serverSeparate, serverExternal or serverInProcess
+	where       string   // the server's base URL, when it has one
+	accessLogs  *bool    // nil when unknown (an external server)
+	revision    string   // the started server's commit, "" when unknown
 }
 
 // result is the figures of a run: the JSON line of the report.
@@ -43,14 +45,17 @@ type result struct {
 	CPUs         int         `json:"cpus"`
 	CPU          *cpuUsage   `json:"cpu_cores,omitempty"`
 	Allocs       *allocStats `json:"allocs,omitempty"` // in-process runs only
+	GoalRate     float64     `json:"goal_rate"`
+	GoalP99MS    float64     `json:"goal_p99_ms"`
 	GoalMet      bool        `json:"goal_met"`
+	PaymentAuth  string      `json:"payment_auth,omitempty"` // payments only
 }
 
 func newResult(d runDescription, m *measurement, cpu *cpuUsage) *result {
 	ok := len(m.latencies)
 	r := &result{
 		Scenario:     d.options.scenario,
-		Concurrency:  d.options.concurrency,
+		Concurrency:  d.concurrency,
 		DurationS:    round(m.elapsed.Seconds(), 3),
 		Requests:     ok + m.errors,
 		Errors:       m.errors,
@@ -62,20 +67,25 @@ func newResult(d runDescription, m *measurement, cpu *cpuUsage) *result {
 		GOMAXPROCS:   runtime.GOMAXPROCS(0),
 		Server:       d.server,
 		AccessLogs:   d.accessLogs,
-		ServerEnv:    d.options.serverEnv,
+		ServerEnv:    d.serverEnv,
 		Revision:     d.revision,
 		Clients:      d.options.clients,
 		WarmupS:      round(d.options.warmup.Seconds(), 3),
 		WarmupErrors: m.warmupErrors,
 		CPUs:         runtime.NumCPU(),
 		CPU:          cpu,
+		GoalRate:     d.scenario.goalRate,
+		GoalP99MS:    millis(d.scenario.goalP99),
+	}
+	if d.scenario.name == "payments" {
+		r.PaymentAuth = d.options.paymentAuth
 	}
 	r.GoalMet = r.rpsMet() && r.p99Met()
 	return r
 }
 
-func (r *result) rpsMet() bool { return r.RPS >= goalRPS }
-func (r *result) p99Met() bool { return r.Requests > r.Errors && r.P99MS < millis(goalP99) }
+func (r *result) rpsMet() bool { return r.RPS >= r.GoalRate }
+func (r *result) p99Met() bool { return r.Requests > r.Errors && r.P99MS < r.GoalP99MS }
 
 // percentile is the nearest-rank percentile of sorted samples: the
 // smallest sample with at least p% of the samples at or below it. 100
@@ -95,6 +105,10 @@ func round(x float64, digits int) float64 {
 	return math.Round(x*scale) / scale
 }
 
+// submitWaitNote says what a create's latency covers.
+const submitWaitNote = "the API answers a create without waiting for the worker (DISBURSEMENT_SUBMIT_WAIT=0): " +
+	"201 once the row is stored, the amount locked and payout:submit enqueued"
+
 // busyMachine is how much CPU (in cores) other processes and the
 // hypervisor may take during the run before the report warns that the
 // figures are distorted.
@@ -109,12 +123,23 @@ func printReport(w io.Writer, d runDescription, r *result, m *measurement) {
 		fmt.Fprintf(w, "          PostgreSQL %s, Redis %s, %d clients\n", redact(o.databaseURL), redact(o.redisURL), r.Clients)
 	}
 	fmt.Fprintf(w, "load      %d workers, closed loop, keep-alive; warm-up %s, measured %.2fs\n", r.Concurrency, o.warmup, r.DurationS)
-	fmt.Fprintf(w, "machine   %d CPUs shared by load generator (GOMAXPROCS %d), server, PostgreSQL and Redis\n\n", r.CPUs, r.GOMAXPROCS)
+	fmt.Fprintf(w, "machine   %d CPUs shared by load generator (GOMAXPROCS %d), server, PostgreSQL and Redis\n", r.CPUs, r.GOMAXPROCS)
+	switch {
+	case d.scenario.creates && d.server == serverExternal:
+		fmt.Fprintf(w, "note      the external server's DISBURSEMENT_SUBMIT_WAIT decides whether a create waits for the worker\n")
+	case d.scenario.creates:
+		fmt.Fprintf(w, "note      %s\n", submitWaitNote)
+	case d.scenario.name == "payments":
+		fmt.Fprintf(w, "note      %s\n", paymentsNote)
+		fmt.Fprintf(w, "          price %d, authenticated by %s\n", paymentPrice, paymentAuthText(o.paymentAuth))
+	}
+	fmt.Fprintln(w)
 
 	fmt.Fprintf(w, "requests  %d ok, %d errors   (warm-up: %d ok, %d errors)\n", r.Requests-r.Errors, r.Errors, m.warmupOK, m.warmupErrors)
-	fmt.Fprintf(w, "rate      %.0f req/s                                      goal ≥ %d req/s  %s\n", r.RPS, goalRPS, verdict(r.rpsMet()))
-	fmt.Fprintf(w, "latency   p50 %.2f ms  p90 %.2f ms  p99 %.2f ms  max %.2f ms   goal p99 < %d ms  %s\n",
-		r.P50MS, r.P90MS, r.P99MS, r.MaxMS, goalP99.Milliseconds(), verdict(r.p99Met()))
+	unit := d.scenario.unit
+	fmt.Fprintf(w, "rate      %-50s goal ≥ %.0f %s  %s\n", fmt.Sprintf("%.0f %s", r.RPS, unit), r.GoalRate, unit, verdict(r.rpsMet()))
+	fmt.Fprintf(w, "latency   p50 %.2f ms  p90 %.2f ms  p99 %.2f ms  max %.2f ms   goal p99 < %.0f ms  %s\n",
+		r.P50MS, r.P90MS, r.P99MS, r.MaxMS, r.GoalP99MS, verdict(r.p99Met()))
 	if r.CPU != nil {
 		fmt.Fprintf(w, "cpu       %s\n", cpuLine(d.server, r.CPU))
 		// An external server's CPU is part of "other": no warning then.
@@ -146,8 +171,8 @@ func serverLine(d runDescription) string {
 			logs = "access logs ON"
 		}
 		extra := ""
-		if len(d.options.serverEnv) > 0 {
-			extra = ", " + strings.Join(d.options.serverEnv, " ")
+		if len(d.serverEnv) > 0 {
+			extra = ", " + strings.Join(d.serverEnv, " ")
 		}
 		build := ""
 		if d.revision != "" {
@@ -169,10 +194,16 @@ func cpuLine(server string, u *cpuUsage) string {
 	case serverExternal:
 		other = "other (the server among them)"
 	}
+	return cpuBreakdown(u, "server", loadGen, other)
+}
+
+// cpuBreakdown prints u with the given names of the started process, the
+// load generator and the rest.
+func cpuBreakdown(u *cpuUsage, server, loadGen, other string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%.2f of %d cores busy:", u.Machine, u.Cores)
 	if u.Server != nil {
-		fmt.Fprintf(&b, " server %.2f,", *u.Server)
+		fmt.Fprintf(&b, " %s %.2f,", server, *u.Server)
 	}
 	fmt.Fprintf(&b, " PostgreSQL %.2f, %s %.2f, Redis %.2f, %s %.2f", u.Postgres, loadGen, u.LoadGenerator, u.Redis, other, u.Other)
 	if u.Steal >= 0.05 {

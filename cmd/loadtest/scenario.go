@@ -30,12 +30,57 @@ type Scenario interface {
 type scenarioInfo struct {
 	name    string
 	summary string
-	new     func() Scenario
+	// new makes the scenario of a single closed-loop run; nil for a suite
+	// (drain, disbursements, all), which runs several phases.
+	new func(options) Scenario
+	// concurrency is the default number of workers (-concurrency 0).
+	concurrency int
+	// unit names the rate: "req/s" or "creates/s".
+	unit string
+	// goalRate and goalP99 are the informational goal.
+	goalRate float64
+	goalP99  time.Duration
+	// creates: the server is started with DISBURSEMENT_SUBMIT_WAIT=0 and
+	// the tool flushes the Redis database the API enqueues into.
+	creates bool
+	// enqueues: the API enqueues into Redis (payment:expire), so the tool
+	// flushes its Redis database first; implied by creates.
+	enqueues bool
 }
+
+// flushesRedis: the tool empties its Redis database before the run.
+func (s scenarioInfo) flushesRedis() bool { return s.creates || s.enqueues }
 
 // scenarios lists every -scenario value.
 var scenarios = []scenarioInfo{
-	{name: "balance", summary: "signed GET /api/v3/wallets/{wallet_id}/balance, round-robin over the clients' wallets", new: newBalanceScenario},
+	{
+		name: "balance", summary: "signed GET /api/v3/wallets/{wallet_id}/balance, round-robin over the clients' wallets",
+		new: newBalanceScenario, concurrency: 32, unit: "req/s", goalRate: 5000, goalP99: 20 * time.Millisecond,
+	},
+	{
+		name: "create-many", summary: "signed POST /api/v3/disbursements, a fresh Idempotency-Key each, round-robin over the clients' wallets",
+		new: newCreateManyScenario, concurrency: 16, unit: "creates/s", goalRate: goalCreatesMany, goalP99: goalCreateP99, creates: true,
+	},
+	{
+		name: "create-hot", summary: "signed POST /api/v3/disbursements, a fresh Idempotency-Key each, all on one wallet of one client",
+		new: newCreateHotScenario, concurrency: 8, unit: "creates/s", goalRate: goalCreatesHot, goalP99: goalCreateP99, creates: true,
+	},
+	{
+		name: "payments", summary: "POST /api/v1/payments (x-signature, or x-timestamp with -payment-auth timestamp), round-robin over the clients, into each one's default wallet",
+		new: newPaymentsScenario, concurrency: 16, unit: "creates/s", goalRate: goalPayments, goalP99: goalCreateP99, enqueues: true,
+	},
+	{
+		name: "drain", summary: "create-many, then `payoutd worker` drains the queued payouts through the sandbox vendor (payouts/s)",
+		unit: "payouts/s", goalRate: goalPayouts, creates: true,
+	},
+	{
+		name: "disbursements", summary: "pgbench ceilings (spread, hot row), create-many, create-hot and drain, with each figure as a ratio of its ceiling",
+		unit: "creates/s", creates: true,
+	},
+	{
+		name: "all", summary: "disbursements with payments added: pgbench ceilings, create-many, create-hot, payments and drain, in one table",
+		unit: "creates/s", creates: true,
+	},
 }
 
 func lookupScenario(name string) (scenarioInfo, bool) {
@@ -58,7 +103,7 @@ func scenarioNames() []string {
 func scenarioHelp() string {
 	var b strings.Builder
 	for _, s := range scenarios {
-		fmt.Fprintf(&b, "  %-10s %s\n", s.name, s.summary)
+		fmt.Fprintf(&b, "  %-14s %s\n", s.name, s.summary)
 	}
 	return b.String()
 }

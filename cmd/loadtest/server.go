@@ -25,16 +25,41 @@ const (
 	stopTimeout  = 20 * time.Second
 )
 
-// serverProcess is `payoutd api` running as a child process.
-type serverProcess struct {
-	cmd  *exec.Cmd
-	base string
+// payoutdBinary is cmd/payoutd built into a temporary folder, shared by the
+// api and the worker a run starts.
+type payoutdBinary struct {
+	path string
 	dir  string
 	// revision is the commit the binary was built from, with "+dirty"
 	// when the working tree had changes; "" when unknown.
 	revision string
-	exited   chan struct{} // closed when the process has exited
-	err      error         // its exit status; read after exited is closed
+}
+
+// buildPayoutd builds cmd/payoutd into a temporary folder; remove deletes it.
+func buildPayoutd(ctx context.Context) (*payoutdBinary, error) {
+	dir, err := os.MkdirTemp("", "payoutd-loadtest-")
+	if err != nil {
+		return nil, err
+	}
+	bin := filepath.Join(dir, "payoutd")
+	build := exec.CommandContext(ctx, "go", "build", "-buildvcs=auto", "-o", bin, "github.com/payoutd/payoutd/cmd/payoutd")
+	if out, err := build.CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("go build ./cmd/payoutd (run the tool from the payoutd module: go run ./cmd/loadtest): %w\n%s", err, out)
+	}
+	return &payoutdBinary{path: bin, dir: dir, revision: buildRevision(bin)}, nil
+}
+
+func (b *payoutdBinary) remove() { os.RemoveAll(b.dir) }
+
+// serverProcess is `payoutd api` or `payoutd worker` running as a child
+// process.
+type serverProcess struct {
+	command string // "api" or "worker"
+	cmd     *exec.Cmd
+	base    string        // the api's base URL; "" for the worker
+	exited  chan struct{} // closed when the process has exited
+	err     error         // its exit status; read after exited is closed
 }
 
 // serverConfig is what the started server is told through its environment.
@@ -46,57 +71,64 @@ type serverConfig struct {
 	extraEnv    []string // KEY=VALUE, applied last
 }
 
-// startServer builds cmd/payoutd into a temporary folder and runs
-// `payoutd api` on a free port of 127.0.0.1 until stop is called. It
-// returns once /readyz answers 200.
-func startServer(ctx context.Context, c serverConfig, logs io.Writer) (*serverProcess, error) {
-	dir, err := os.MkdirTemp("", "payoutd-loadtest-")
-	if err != nil {
-		return nil, err
-	}
-	s := &serverProcess{dir: dir, exited: make(chan struct{})}
-	bin := filepath.Join(dir, "payoutd")
-	build := exec.CommandContext(ctx, "go", "build", "-buildvcs=auto", "-o", bin, "github.com/payoutd/payoutd/cmd/payoutd")
-	if out, err := build.CombinedOutput(); err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("go build ./cmd/payoutd (run the tool from the payoutd module: go run ./cmd/loadtest): %w\n%s", err, out)
-	}
-	s.revision = buildRevision(bin)
-	addr, err := freeLoopbackAddr()
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	s.base = "http://" + addr
-
-	s.cmd = exec.Command(bin, "api")
-	// A clean environment: nothing of the caller's (a stray TRUSTED_PROXIES
-	// or ADMIN_PASSWORD) reaches the server unless passed with -server-env.
-	s.cmd.Env = append([]string{
+// environ is the child's whole environment: a clean one, so nothing of the
+// caller's (a stray TRUSTED_PROXIES or ADMIN_PASSWORD) reaches the server
+// unless passed with -server-env.
+func (c serverConfig) environ(httpAddr string) []string {
+	env := []string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + os.Getenv("HOME"),
 		"DATABASE_URL=" + c.databaseURL,
 		"REDIS_URL=" + c.redisURL,
-		"HTTP_ADDR=" + addr,
 		"APP_ENV=" + string(c.env),
 		"SECRETS_KEY=" + hex.EncodeToString(c.secretsKey),
 		"LOG_LEVEL=warn",
-	}, c.extraEnv...)
-	out := &prefixWriter{w: logs, prefix: []byte("server: ")}
+	}
+	if httpAddr != "" {
+		env = append(env, "HTTP_ADDR="+httpAddr)
+	}
+	return append(env, c.extraEnv...)
+}
+
+// startServer runs `payoutd api` of bin on a free port of 127.0.0.1 until
+// stop is called. It returns once /readyz answers 200.
+func startServer(ctx context.Context, bin *payoutdBinary, c serverConfig, logs io.Writer) (*serverProcess, error) {
+	addr, err := freeLoopbackAddr()
+	if err != nil {
+		return nil, err
+	}
+	s, err := startProcess(bin, "api", c.environ(addr), logs)
+	if err != nil {
+		return nil, err
+	}
+	s.base = "http://" + addr
+	if err := s.waitReady(ctx); err != nil {
+		s.stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// startWorker runs `payoutd worker` of bin until stop is called. The
+// worker has no readiness endpoint: it is running once started.
+func startWorker(bin *payoutdBinary, c serverConfig, logs io.Writer) (*serverProcess, error) {
+	return startProcess(bin, "worker", c.environ(""), logs)
+}
+
+func startProcess(bin *payoutdBinary, command string, environ []string, logs io.Writer) (*serverProcess, error) {
+	s := &serverProcess{command: command, exited: make(chan struct{})}
+	s.cmd = exec.Command(bin.path, command)
+	s.cmd.Env = environ
+	out := &prefixWriter{w: logs, prefix: []byte(command + ": ")}
 	s.cmd.Stdout, s.cmd.Stderr = out, out
 	s.cmd.SysProcAttr = childProcAttr()
 	if err := s.cmd.Start(); err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("start payoutd api: %w", err)
+		return nil, fmt.Errorf("start payoutd %s: %w", command, err)
 	}
 	go func() {
 		s.err = s.cmd.Wait()
 		close(s.exited)
 	}()
-	if err := s.waitReady(ctx); err != nil {
-		s.stop()
-		return nil, err
-	}
 	return s, nil
 }
 
@@ -128,11 +160,9 @@ func (s *serverProcess) waitReady(ctx context.Context) error {
 // pid is the server's process id.
 func (s *serverProcess) pid() int { return s.cmd.Process.Pid }
 
-// stop sends SIGTERM, waits for a graceful exit (killing the server when it
-// takes longer than stopTimeout) and removes the temporary folder. It is
-// safe to call more than once.
+// stop sends SIGTERM and waits for a graceful exit, killing the process
+// when it takes longer than stopTimeout. It is safe to call more than once.
 func (s *serverProcess) stop() error {
-	defer os.RemoveAll(s.dir)
 	select {
 	case <-s.exited:
 		return s.exitError()
@@ -145,13 +175,13 @@ func (s *serverProcess) stop() error {
 	case <-time.After(stopTimeout):
 		s.cmd.Process.Kill()
 		<-s.exited
-		return fmt.Errorf("payoutd api did not stop within %s after SIGTERM; killed", stopTimeout)
+		return fmt.Errorf("payoutd %s did not stop within %s after SIGTERM; killed", s.command, stopTimeout)
 	}
 }
 
 func (s *serverProcess) exitError() error {
 	if s.err != nil {
-		return fmt.Errorf("payoutd api: %w", s.err)
+		return fmt.Errorf("payoutd %s: %w", s.command, s.err)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
 	"github.com/payoutd/payoutd/admin"
@@ -86,6 +87,33 @@ func provision(ctx context.Context, d admin.Deps, n int) (*Fixture, error) {
 		})
 	}
 	return f, nil
+}
+
+// flushRedis empties the Redis database named in redisURL, where the API
+// enqueues payout:submit, so that no queue of an earlier run distorts the
+// drain. Only a server of this machine, and never database 0, which is
+// everyone's default.
+func flushRedis(ctx context.Context, redisURL string) error {
+	opts, err := redis.ParseURL(redisURL)
+	if err != nil {
+		return fmt.Errorf("-redis-url: %w", err)
+	}
+	host, _, err := net.SplitHostPort(opts.Addr)
+	if err != nil {
+		host = opts.Addr
+	}
+	if !isLoopback(host) {
+		return fmt.Errorf("-redis-url: refusing to flush Redis on %s: the tool flushes only a Redis of this machine", opts.Addr)
+	}
+	if opts.DB == 0 {
+		return fmt.Errorf("-redis-url %s: the tool flushes the Redis database it enqueues into; name one of its own, e.g. %s", redact(redisURL), defaultRedisURL)
+	}
+	rdb := redis.NewClient(opts)
+	defer rdb.Close()
+	if err := rdb.FlushDB(ctx).Err(); err != nil {
+		return fmt.Errorf("flush Redis database %d: %w", opts.DB, err)
+	}
+	return nil
 }
 
 func closeDB(db *gorm.DB) {

@@ -22,8 +22,11 @@ import (
 	"github.com/payoutd/payoutd/config"
 	"github.com/payoutd/payoutd/database"
 	"github.com/payoutd/payoutd/logging"
+	"github.com/payoutd/payoutd/metrics"
 	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/payouts"
 	"github.com/payoutd/payoutd/signature"
+	"github.com/payoutd/payoutd/tasks"
 	"github.com/payoutd/payoutd/vendors/sandbox"
 	"github.com/payoutd/payoutd/worker"
 )
@@ -39,11 +42,17 @@ func runDev(ctx context.Context, stdout, stderr io.Writer, getenv func(string) s
 	base.AdminUser = "admin"
 	base.AdminPassword = randomHex(8)
 	base.SecretsKey = mustRandom(32)
+	// Collected money settles 30 s after it is paid instead of on the next
+	// business day, so a dev session can pay it out again.
+	base.SettlementDelay = 30 * time.Second
 	cfg, err := config.Load(getenv, base)
 	if err != nil {
 		return fmt.Errorf("configuration:\n%w", err)
 	}
 	cfg.Env = models.Staging // dev is never production
+	if getenv("PUBLIC_BASE_URL") == "" {
+		cfg.PublicBaseURL = "http://" + hostPort(cfg.HTTPAddr) // checkout links that work from this machine
+	}
 	slog.SetDefault(logging.New(stderr, cfg.LogLevel))
 
 	dataDir := getenv("DEV_DATA_DIR")
@@ -80,7 +89,9 @@ func runDev(ctx context.Context, stdout, stderr io.Writer, getenv func(string) s
 	if err != nil {
 		return err
 	}
-	registry := sandbox.Registry(sandbox.Options{CompleteAfter: cfg.SandboxCompleteAfter})
+	// One registry for the api and the worker, served at the api's /metrics.
+	m := metrics.New()
+	registry := m.WrapVendors(vendorRegistry(cfg, db))
 	demo, err := provisionDemo(ctx, admin.Deps{DB: db, Sealer: sealer, Env: cfg.Env, Vendors: registry})
 	if err != nil {
 		return fmt.Errorf("create demo client: %w", err)
@@ -89,7 +100,23 @@ func runDev(ctx context.Context, stdout, stderr io.Writer, getenv func(string) s
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	defer rdb.Close()
 	queue := asynq.RedisClientOpt{Addr: mr.Addr()}
-	srv, err := api.New(api.Deps{Config: cfg, DB: db, Redis: rdb, Sealer: sealer, Vendors: registry, QueueRedis: queue})
+	taskClient := tasks.NewClient(queue)
+	defer taskClient.Close()
+	svc := payouts.New(payouts.Options{DB: db, Vendors: registry, Queue: taskClient, LockTTL: cfg.DisbursementLockTTL, SubmitLease: cfg.DisbursementSubmitLease, Metrics: m})
+	acq, err := acquirer(cfg)
+	if err != nil {
+		return err
+	}
+	pay, err := paymentsService(cfg, db, taskClient, m)
+	if err != nil {
+		return err
+	}
+	closeQueues, err := m.CollectQueues(queue)
+	if err != nil {
+		return err
+	}
+	defer closeQueues()
+	srv, err := api.New(api.Deps{Config: cfg, DB: db, Redis: rdb, Sealer: sealer, Vendors: registry, QueueRedis: queue, Queue: taskClient, Acquirer: acq, Metrics: m})
 	if err != nil {
 		return err
 	}
@@ -97,7 +124,10 @@ func runDev(ctx context.Context, stdout, stderr io.Writer, getenv func(string) s
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return advanceRedisClock(gctx, mr) })
-	g.Go(func() error { return worker.Run(gctx, worker.Deps{DB: db, Redis: queue, Vendors: registry}) })
+	deliverer := webhookDeliverer(cfg, db, sealer, taskClient, m)
+	g.Go(func() error {
+		return worker.Run(gctx, worker.Deps{DB: db, Redis: queue, Payouts: svc, Webhooks: deliverer, Payments: pay})
+	})
 	g.Go(func() error {
 		return api.ListenAndServe(gctx, cfg.HTTPAddr, srv.Handler(), func(addr string) {
 			printDevBanner(stdout, devBanner{addr: addr, cfg: cfg, demo: demo, dataDir: dataDir, startup: time.Since(start)})
@@ -202,13 +232,28 @@ Signed afresh at any time (bash + openssl):
   T=$(date +%%s%%3N); SIG=$(printf '%%s.' "$T" | openssl dgst -sha256 -hmac "$SECRET" | sed 's/^.*= //')
   curl -s %s%s -H "x-api-key: $KEY" -H "x-signature: t=$T,v1=$SIG"
 
+A payout of 100000 to the sandbox account 1234567890 at BCA (same KEY and SECRET):
+
+  BODY='{"client_wallet_id":"%s","amount":"100000","bank_code":"bca","account_no":"1234567890","transfer_type":"BIFAST"}'
+  T=$(date +%%s%%3N); SIG=$(printf '%%s.%%s' "$T" "$BODY" | openssl dgst -sha256 -hmac "$SECRET" | sed 's/^.*= //')
+  curl -s %s/api/v3/disbursements -H "x-api-key: $KEY" -H "x-signature: t=$T,v1=$SIG" \
+    -H "Idempotency-Key: $(date +%%s%%N)" -H 'Content-Type: application/json' --data-binary "$BODY"
+
+A payment of 150000 (open its checkoutUrl: the page shows the QRIS and, in this mode, a button
+that simulates paying; paid money settles into the Main wallet %s later):
+
+  curl -s %s/api/v1/payments -H "x-api-key: $KEY" -H "x-timestamp: $(date +%%s%%3N)" \
+    -H 'Content-Type: application/json' --data '{"price": 150000, "playerId": "player-1"}'
+
 `,
 		b.dataDir, b.startup.Round(time.Millisecond), base,
 		b.demo.creds.ClientID, b.demo.creds.APIKey, secret, b.demo.creds.CallbackSecret,
 		b.demo.mainWallet.WalletID, b.demo.mainBalance, b.demo.ewallet.WalletID,
 		base, b.cfg.AdminUser, b.cfg.AdminPassword,
 		base, path, b.demo.creds.APIKey, sig,
-		b.demo.creds.APIKey, secret, base, path)
+		b.demo.creds.APIKey, secret, base, path,
+		b.demo.mainWallet.WalletID, base,
+		b.cfg.SettlementDelay, base)
 }
 
 // hostPort turns a listen address such as "[::]:8080" into one to dial.

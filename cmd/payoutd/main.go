@@ -20,15 +20,25 @@ import (
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/sync/errgroup"
 	"gorm.io/gorm"
 
 	"github.com/payoutd/payoutd/admin"
 	"github.com/payoutd/payoutd/api"
 	"github.com/payoutd/payoutd/config"
+	"github.com/payoutd/payoutd/credentials"
 	"github.com/payoutd/payoutd/database"
 	"github.com/payoutd/payoutd/logging"
+	"github.com/payoutd/payoutd/metrics"
+	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/payments"
+	"github.com/payoutd/payoutd/payouts"
+	"github.com/payoutd/payoutd/tasks"
 	"github.com/payoutd/payoutd/vendors"
 	"github.com/payoutd/payoutd/vendors/sandbox"
+	"github.com/payoutd/payoutd/vendors/sandboxacquirer"
+	"github.com/payoutd/payoutd/vendors/vendorsim"
+	"github.com/payoutd/payoutd/webhooks"
 	"github.com/payoutd/payoutd/worker"
 )
 
@@ -42,6 +52,7 @@ commands:
                Redis-free backends and a demo client (development only)
   admin ...    operator commands; "payoutd admin help" lists them
   healthcheck  exit 0 when the local API answers /readyz (for containers)
+  vendorsim    run the sandbox payout vendors over HTTP (for the HTTP adapter and its callbacks)
 
 Configuration is read from the environment; see README.md.
 `
@@ -73,6 +84,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return runAdmin(ctx, args[1:], stdout, stderr, getenv)
 	case "healthcheck":
 		err = runHealthcheck(getenv)
+	case "vendorsim":
+		err = runVendorSim(ctx, stdout, stderr, getenv)
 	default:
 		fmt.Fprintf(stderr, "payoutd: unknown command %q\n\n%s", args[0], usage)
 		return 2
@@ -102,8 +115,47 @@ type backends struct {
 	db       *gorm.DB
 	redis    *redis.Client
 	queue    asynq.RedisConnOpt
+	tasks    *tasks.Client
 	vendors  vendors.Registry
+	metrics  *metrics.Metrics
 	closeAll func()
+}
+
+// webhooks builds the webhook deliverer on the backends.
+func (b *backends) webhooks(cfg config.Config, sealer *credentials.Sealer) *webhooks.Deliverer {
+	return webhookDeliverer(cfg, b.db, sealer, b.tasks, b.metrics)
+}
+
+// webhookDeliverer builds the deliverer: in production only https and no
+// private addresses (but WEBHOOK_ALLOWED_NETWORKS); elsewhere anything.
+// m may be nil (the admin CLI counts nothing).
+func webhookDeliverer(cfg config.Config, db *gorm.DB, sealer *credentials.Sealer, queue webhooks.Queue, m *metrics.Metrics) *webhooks.Deliverer {
+	guard := webhooks.Guard{}
+	if cfg.Env == models.Production {
+		guard = webhooks.ProductionGuard(cfg.WebhookAllowedNetworks)
+	}
+	return webhooks.New(webhooks.Options{DB: db, Sealer: sealer, Guard: guard, Timeout: cfg.WebhookTimeout, Queue: queue, Metrics: m,
+		Schedule: webhooks.Schedule{Base: cfg.WebhookRetryBase, Cap: cfg.WebhookRetryCap, Window: cfg.WebhookRetryWindow}})
+}
+
+// acquirer is the payment acquirer: the sandbox acquirer (sandboxpay).
+func acquirer(cfg config.Config) (*sandboxacquirer.Acquirer, error) {
+	return sandboxacquirer.New(sandboxacquirer.Options{Secret: cfg.AcquirerCallbackSecret()})
+}
+
+// paymentsService builds the payment service; m may be nil.
+func paymentsService(cfg config.Config, db *gorm.DB, queue payments.Queue, m *metrics.Metrics) (*payments.Service, error) {
+	acq, err := acquirer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return payments.New(payments.Options{DB: db, Acquirer: acq, Queue: queue, Calendar: cfg.SettlementCalendar(), Metrics: m}), nil
+}
+
+// payouts builds the disbursement service on the backends.
+func (b *backends) payouts(cfg config.Config) *payouts.Service {
+	return payouts.New(payouts.Options{DB: b.db, Vendors: b.vendors, Queue: b.tasks, LockTTL: cfg.DisbursementLockTTL,
+		SubmitLease: cfg.DisbursementSubmitLease, Metrics: b.metrics})
 }
 
 func openBackends(ctx context.Context, cfg config.Config) (*backends, error) {
@@ -127,10 +179,13 @@ func openBackends(ctx context.Context, cfg config.Config) (*backends, error) {
 		return nil, fmt.Errorf("REDIS_URL: %w", err)
 	}
 	rdb := redis.NewClient(redisOpts)
+	taskClient := tasks.NewClient(queue)
+	m := metrics.New()
 	return &backends{
-		db: db, redis: rdb, queue: queue,
-		vendors: sandbox.Registry(sandbox.Options{CompleteAfter: cfg.SandboxCompleteAfter}),
+		db: db, redis: rdb, queue: queue, tasks: taskClient,
+		vendors: m.WrapVendors(vendorRegistry(cfg, db)), metrics: m,
 		closeAll: func() {
+			taskClient.Close()
 			rdb.Close()
 			if sqlDB, err := db.DB(); err == nil {
 				sqlDB.Close()
@@ -153,7 +208,19 @@ func runAPI(ctx context.Context, stderr io.Writer, getenv func(string) string) e
 	if err != nil {
 		return err
 	}
-	srv, err := api.New(api.Deps{Config: cfg, DB: b.db, Redis: b.redis, Sealer: sealer, Vendors: b.vendors, QueueRedis: b.queue})
+	acq, err := acquirer(cfg)
+	if err != nil {
+		return err
+	}
+	// The queue gauges come from the api, beside the dashboard, so that
+	// the workers do not report them once each.
+	closeQueues, err := b.metrics.CollectQueues(b.queue)
+	if err != nil {
+		return err
+	}
+	defer closeQueues()
+	srv, err := api.New(api.Deps{Config: cfg, DB: b.db, Redis: b.redis, Sealer: sealer, Vendors: b.vendors,
+		QueueRedis: b.queue, Queue: b.tasks, Acquirer: acq, Metrics: b.metrics})
 	if err != nil {
 		return err
 	}
@@ -173,7 +240,32 @@ func runWorker(ctx context.Context, stderr io.Writer, getenv func(string) string
 		return err
 	}
 	defer b.closeAll()
-	return worker.Run(ctx, worker.Deps{DB: b.db, Redis: b.queue, Vendors: b.vendors})
+	sealer, err := cfg.Sealer()
+	if err != nil {
+		return err
+	}
+	pay, err := paymentsService(cfg, b.db, b.tasks, b.metrics)
+	if err != nil {
+		return err
+	}
+	deps := worker.Deps{DB: b.db, Redis: b.queue, Payouts: b.payouts(cfg), Webhooks: b.webhooks(cfg, sealer), Payments: pay}
+	if cfg.MetricsAddr == "" {
+		return worker.Run(ctx, deps)
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return worker.Run(gctx, deps) })
+	g.Go(func() error { return serveMetrics(gctx, cfg, b.metrics) })
+	return g.Wait()
+}
+
+// serveMetrics serves the worker's /metrics on METRICS_ADDR behind the
+// operators' basic auth until ctx ends, then shuts down gracefully.
+func serveMetrics(ctx context.Context, cfg config.Config, m *metrics.Metrics) error {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", api.AdminOnly(cfg, m.Handler()))
+	return api.ListenAndServe(ctx, cfg.MetricsAddr, mux, func(addr string) {
+		slog.Info("worker metrics listening", slog.String("addr", addr))
+	})
 }
 
 func runMigrate(ctx context.Context, stdout, stderr io.Writer, getenv func(string) string) error {
@@ -231,7 +323,23 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		admin.WriteError(stderr, err.Error())
 		return 1
 	}
-	deps := admin.Deps{DB: db, Sealer: sealer, Env: cfg.Env, Vendors: sandbox.Registry(sandbox.Options{})}
+	deps := admin.Deps{DB: db, Sealer: sealer, Env: cfg.Env, Vendors: vendorRegistry(cfg, db), LockTTL: cfg.DisbursementLockTTL}
+	// With Redis configured, what a command sets in motion (an approved
+	// payout's submit, a simulated payment's webhook and settlement) is
+	// enqueued at once; without it the worker's sweeps pick it up.
+	var paymentQueue payments.Queue
+	if cfg.RedisURL != "" {
+		if opt, err := asynq.ParseRedisURI(cfg.RedisURL); err == nil {
+			queue := tasks.NewClient(opt)
+			defer queue.Close()
+			deps.Queue, paymentQueue = queue, queue
+		}
+	}
+	deps.Webhooks = webhookDeliverer(cfg, db, sealer, nil, nil)
+	if deps.Payments, err = paymentsService(cfg, db, paymentQueue, nil); err != nil {
+		admin.WriteError(stderr, err.Error())
+		return 1
+	}
 	return admin.Run(ctx, deps, args, stdout, stderr)
 }
 
@@ -256,3 +364,14 @@ func runHealthcheck(getenv func(string) string) error {
 }
 
 func parseUUID(s string) (uuid.UUID, error) { return uuid.Parse(s) }
+
+// vendorRegistry returns the payout vendors: the sandbox vendors over HTTP
+// when VENDORSIM_URL is set, otherwise in this process, their accepted
+// payouts kept in the database so that the api, the workers and the admin
+// CLI share them.
+func vendorRegistry(cfg config.Config, db *gorm.DB) vendors.Registry {
+	if cfg.VendorSimURL != "" {
+		return vendorsim.NewRegistry(cfg.VendorSimURL, cfg.VendorSimSecret, vendorsim.ClientOptions{})
+	}
+	return sandbox.Registry(sandbox.Options{CompleteAfter: cfg.SandboxCompleteAfter, Store: sandbox.NewDBStore(db)})
+}

@@ -3,13 +3,17 @@
 // plus the e-wallets; BIFAST only). Recipient account numbers decide the
 // outcome (the "magic" numbers merchants test with); caps follow the
 // payout networks.
+//
+// The payouts a vendor accepted live in a Store: a MemoryStore for one
+// process, or a DBStore (table sandbox_payouts) when the api, the worker and
+// the admin CLI run as separate processes and must see the same payouts.
 package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/payoutd/payoutd/models"
@@ -45,26 +49,30 @@ var simwalletBanks = map[string]bool{
 	"bca": true, "bri": true, "bni": true, "mandiri": true, "bsi": true, "jago": true, "seabank": true,
 }
 
-// Vendor is one sandbox vendor. Payouts live in memory.
+// Vendor is one sandbox vendor. The payouts it accepted live in its Store.
 type Vendor struct {
 	name          string
 	banks         []vendors.Bank
 	completeAfter time.Duration
 	now           func() time.Time
-
-	mu      sync.Mutex
-	payouts map[string]*payout
-	lost    map[string]bool // references whose first submit answer was "lost"
+	store         Store
 }
 
-type payout struct {
-	vendors.Payout
-	acceptedAt time.Time
-	final      vendors.PayoutStatus // set once completed by hand
-	reason     string
-}
+var (
+	_ vendors.Vendor    = (*Vendor)(nil)
+	_ vendors.Completer = (*Vendor)(nil)
+)
 
-var _ vendors.Vendor = (*Vendor)(nil)
+// Errors of the sandbox vendors besides the vendors.Err* ones.
+var (
+	// ErrAnswerLost is wrapped, with vendors.ErrUnavailable, in the error of
+	// the first submit of a 1000000007 payout: accepted, but the answer
+	// "never reached" the caller. payoutd vendorsim drops the connection.
+	ErrAnswerLost = errors.New("sandbox dropped the answer to the first submit")
+	// ErrAlreadyFinal: Complete asked for a status other than the final
+	// status the payout already has.
+	ErrAlreadyFinal = errors.New("sandbox payout is already final with another status")
+)
 
 // Options tune a sandbox vendor.
 type Options struct {
@@ -73,6 +81,9 @@ type Options struct {
 	CompleteAfter time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Store keeps the accepted payouts. nil gives each vendor a MemoryStore
+	// of its own; processes that must agree share a DBStore.
+	Store Store
 }
 
 // NewSimBank returns simbank: every bank of the directory, BIFAST and RTOL.
@@ -113,8 +124,10 @@ func newVendor(name string, banks []vendors.Bank, o Options) *Vendor {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Vendor{name: name, banks: banks, completeAfter: o.CompleteAfter, now: o.Now,
-		payouts: map[string]*payout{}, lost: map[string]bool{}}
+	if o.Store == nil {
+		o.Store = NewMemoryStore()
+	}
+	return &Vendor{name: name, banks: banks, completeAfter: o.CompleteAfter, now: o.Now, store: o.Store}
 }
 
 // Name implements vendors.Vendor.
@@ -170,8 +183,8 @@ func capFor(tt models.TransferType, bankCode string) models.Amount {
 }
 
 // Submit implements vendors.Vendor. A reference already accepted is not
-// paid again: the existing payout is reported.
-func (v *Vendor) Submit(_ context.Context, p vendors.Payout) (vendors.PayoutResult, error) {
+// paid again: the call is counted and the existing payout reported.
+func (v *Vendor) Submit(ctx context.Context, p vendors.Payout) (vendors.PayoutResult, error) {
 	bank, ok := vendors.FindBank(v.banks, p.BankCode)
 	if !ok || !bank.SupportsTransfer(p.TransferType) {
 		return vendors.PayoutResult{}, fmt.Errorf("%w: %s does not support %s to %s", vendors.ErrRejected, v.name, p.TransferType, p.BankCode)
@@ -179,68 +192,138 @@ func (v *Vendor) Submit(_ context.Context, p vendors.Payout) (vendors.PayoutResu
 	if p.AccountNo == AccountSubmitRejected {
 		return vendors.PayoutResult{}, fmt.Errorf("%w: recipient account closed", vendors.ErrRejected)
 	}
+	if p.Amount <= 0 {
+		return vendors.PayoutResult{}, fmt.Errorf("%w: amount %s is not positive", vendors.ErrRejected, p.Amount)
+	}
 	if limit := capFor(p.TransferType, bank.Code); p.Amount > limit {
 		return vendors.PayoutResult{}, fmt.Errorf("%w: amount %s above the %s cap %s", vendors.ErrRejected, p.Amount, p.TransferType, limit)
 	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if existing, ok := v.payouts[p.Reference]; ok {
-		return v.resultLocked(existing), nil
+	p.BankCode = bank.Code
+	rec, err := v.store.RecordSubmit(ctx, v.name, p, v.now())
+	if errors.Is(err, ErrReferenceInUse) {
+		return vendors.PayoutResult{}, fmt.Errorf("%w: %w", vendors.ErrRejected, err)
 	}
-	v.payouts[p.Reference] = &payout{Payout: p, acceptedAt: v.now()}
-	if p.AccountNo == AccountFirstSubmitLost && !v.lost[p.Reference] {
-		// Accepted, but the answer never reaches the caller.
-		v.lost[p.Reference] = true
-		return vendors.PayoutResult{}, fmt.Errorf("%w: timeout waiting for the vendor", vendors.ErrUnavailable)
+	if err != nil {
+		return vendors.PayoutResult{}, fmt.Errorf("%w: %w", vendors.ErrUnavailable, err)
 	}
-	return v.resultLocked(v.payouts[p.Reference]), nil
+	// SubmitCalls is 1 only for the call that created the payout.
+	if rec.SubmitCalls == 1 && rec.AccountNo == AccountFirstSubmitLost {
+		lost, err := v.store.MarkAnswerLost(ctx, rec.Reference, v.now())
+		if err != nil {
+			return vendors.PayoutResult{}, fmt.Errorf("%w: %w", vendors.ErrUnavailable, err)
+		}
+		if lost {
+			return vendors.PayoutResult{}, fmt.Errorf("%w: timeout waiting for the vendor: %w", vendors.ErrUnavailable, ErrAnswerLost)
+		}
+	}
+	return v.result(ctx, rec)
 }
 
 // Status implements vendors.Vendor.
-func (v *Vendor) Status(_ context.Context, reference string) (vendors.PayoutResult, error) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	p, ok := v.payouts[reference]
-	if !ok {
-		return vendors.PayoutResult{}, vendors.ErrUnknownPayout
+func (v *Vendor) Status(ctx context.Context, reference string) (vendors.PayoutResult, error) {
+	rec, err := v.get(ctx, reference)
+	if err != nil {
+		return vendors.PayoutResult{}, err
 	}
-	return v.resultLocked(p), nil
+	return v.result(ctx, rec)
 }
 
-// Complete finishes a payout by hand (payoutd admin sandbox complete).
-func (v *Vendor) Complete(reference string, status vendors.PayoutStatus, reason string) error {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	p, ok := v.payouts[reference]
-	if !ok {
-		return vendors.ErrUnknownPayout
+// Complete finishes a payout by hand (payoutd admin sandbox complete), also
+// before its automatic outcome. Completing a final payout with its own
+// status again is a no-op; with another status it is ErrAlreadyFinal.
+func (v *Vendor) Complete(ctx context.Context, reference string, status vendors.PayoutStatus, reason string) error {
+	switch status {
+	case vendors.PayoutSuccess:
+		reason = ""
+	case vendors.PayoutFailed:
+		if reason == "" {
+			reason = "completed as failed by hand"
+		}
+	default:
+		return fmt.Errorf("sandbox: cannot complete a payout as %q: want %s or %s", status, vendors.PayoutSuccess, vendors.PayoutFailed)
 	}
-	p.final, p.reason = status, reason
+	rec, err := v.get(ctx, reference)
+	if err != nil {
+		return err
+	}
+	// An outcome already due counts as final, whether observed or not.
+	if _, err := v.result(ctx, rec); err != nil {
+		return err
+	}
+	rec, err = v.store.MarkFinal(ctx, reference, status, reason, v.now())
+	if err != nil {
+		return err
+	}
+	if rec.FinalStatus != status {
+		return fmt.Errorf("%w: %s is %s", ErrAlreadyFinal, reference, rec.FinalStatus)
+	}
 	return nil
+}
+
+// SubmitCalls reports how many times Submit was called for reference and
+// counted (accepted or replayed; rejections are not counted): 0 if never.
+func (v *Vendor) SubmitCalls(ctx context.Context, reference string) (int, error) {
+	rec, err := v.get(ctx, reference)
+	if errors.Is(err, vendors.ErrUnknownPayout) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return rec.SubmitCalls, nil
 }
 
 // PaidCount reports how many payouts the vendor accepted for reference:
 // 0 or 1, whatever the number of submits. Tests use it.
-func (v *Vendor) PaidCount(reference string) int {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if _, ok := v.payouts[reference]; ok {
-		return 1
+func (v *Vendor) PaidCount(ctx context.Context, reference string) (int, error) {
+	n, err := v.SubmitCalls(ctx, reference)
+	if n > 0 {
+		n = 1
 	}
-	return 0
+	return n, err
 }
 
-func (v *Vendor) resultLocked(p *payout) vendors.PayoutResult {
-	r := vendors.PayoutResult{Reference: p.Reference, Status: vendors.PayoutPending}
-	switch {
-	case p.final != "":
-		r.Status, r.FailureReason = p.final, p.reason
-	case p.AccountNo == AccountStaysRequested:
-	case v.now().Sub(p.acceptedAt) < v.completeAfter:
-	case p.AccountNo == AccountFailsLater:
-		r.Status, r.FailureReason = vendors.PayoutFailed, "recipient bank returned the transfer"
-	default:
-		r.Status = vendors.PayoutSuccess
+// get returns this vendor's payout of reference; another vendor's payout in
+// a shared store is unknown here.
+func (v *Vendor) get(ctx context.Context, reference string) (Record, error) {
+	rec, err := v.store.Get(ctx, reference)
+	if err != nil {
+		return Record{}, err
 	}
-	return r
+	if rec.Vendor != v.name {
+		return Record{}, vendors.ErrUnknownPayout
+	}
+	return rec, nil
+}
+
+// result is what the vendor says about rec now. An automatic outcome that
+// has come due is stored as final, so that a later Complete cannot
+// contradict what a caller was already told.
+func (v *Vendor) result(ctx context.Context, rec Record) (vendors.PayoutResult, error) {
+	status, reason := rec.FinalStatus, rec.FailureReason
+	if status == "" {
+		status, reason = v.automatic(rec)
+		if status == vendors.PayoutPending {
+			return vendors.PayoutResult{Reference: rec.Reference, Status: status}, nil
+		}
+		stored, err := v.store.MarkFinal(ctx, rec.Reference, status, reason, v.now())
+		if err != nil {
+			return vendors.PayoutResult{}, err
+		}
+		status, reason = stored.FinalStatus, stored.FailureReason
+	}
+	return vendors.PayoutResult{Reference: rec.Reference, Status: status, FailureReason: reason}, nil
+}
+
+// automatic is the outcome a payout reaches by itself at v.now().
+func (v *Vendor) automatic(rec Record) (vendors.PayoutStatus, string) {
+	switch {
+	case rec.AccountNo == AccountStaysRequested:
+	case v.now().Sub(rec.AcceptedAt) < v.completeAfter:
+	case rec.AccountNo == AccountFailsLater:
+		return vendors.PayoutFailed, "recipient bank returned the transfer"
+	default:
+		return vendors.PayoutSuccess, ""
+	}
+	return vendors.PayoutPending, ""
 }

@@ -1,0 +1,114 @@
+package api
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/payoutd/payoutd/config"
+	"github.com/payoutd/payoutd/metrics/metricstest"
+)
+
+// Requests are counted by route pattern, never by raw path: two wallets'
+// balances are one series, and a path no route matches is "unmatched".
+func TestRequestsCountedByRoutePattern(t *testing.T) {
+	b := setup(t)
+	m := b.newMerchant()
+	for _, id := range []string{"6f1c2a9e-8d4b-4c3e-9a7f-1b2c3d4e5f60", "0b7e7a52-3c1d-4f4e-8a55-2d9e1c0b7a11"} {
+		b.do(request{path: "/api/v3/wallets/" + id + "/balance", apiKey: m.apiKey, timestamp: true}).expect(t, http.StatusNotFound, "")
+	}
+	b.do(request{path: "/no/such/route"}).expect(t, http.StatusNotFound, "")
+
+	if n := metricstest.Value(t, b.metrics, "payoutd_http_requests_total",
+		"method", "GET", "route", "/api/v3/wallets/:wallet_id/balance", "status", "404"); n != 2 {
+		t.Errorf("balance requests counted %v times under the route pattern, want 2", n)
+	}
+	if n := metricstest.Value(t, b.metrics, "payoutd_http_request_duration_seconds",
+		"method", "GET", "route", "/api/v3/wallets/:wallet_id/balance"); n != 2 {
+		t.Errorf("balance requests timed %v times, want 2", n)
+	}
+	if n := metricstest.Value(t, b.metrics, "payoutd_http_requests_total", "method", "GET", "route", "unmatched", "status", "404"); n != 1 {
+		t.Errorf("unmatched request counted %v times, want 1", n)
+	}
+	// Two wallets and one unknown path: two series, no raw path among them.
+	if n, err := testutil.GatherAndCount(b.metrics.Registry(), "payoutd_http_requests_total"); err != nil || n != 2 {
+		t.Errorf("payoutd_http_requests_total has %d series (%v), want 2", n, err)
+	}
+}
+
+// /metrics answers operators only: 401 without or with wrong credentials,
+// the registry with ADMIN_USER / ADMIN_PASSWORD.
+func TestMetricsEndpointNeedsOperatorCredentials(t *testing.T) {
+	b := setup(t, setupOptions{configure: func(c *config.Config) { c.AdminUser, c.AdminPassword = "ops", "s3cret" }})
+	b.do(request{path: "/healthz"}).expect(t, http.StatusOK, "")
+
+	resp := b.do(request{path: "/metrics"})
+	resp.expect(t, http.StatusUnauthorized, "operator credentials required (ADMIN_USER / ADMIN_PASSWORD)")
+	if !strings.HasPrefix(resp.header.Get("WWW-Authenticate"), "Basic ") {
+		t.Errorf("WWW-Authenticate %q, want a Basic challenge", resp.header.Get("WWW-Authenticate"))
+	}
+	b.do(request{path: "/metrics", headers: map[string]string{"Authorization": basicAuth("ops", "wrong")}}).
+		expect(t, http.StatusUnauthorized, "")
+
+	resp = b.do(request{path: "/metrics", headers: map[string]string{"Authorization": basicAuth("ops", "s3cret")}})
+	resp.expect(t, http.StatusOK, "")
+	if ct := resp.header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain; version=0.0.4") {
+		t.Errorf("Content-Type %q, want text/plain; version=0.0.4", ct)
+	}
+	for _, want := range []string{`payoutd_http_requests_total{method="GET",route="/healthz",status="200"} 1`, "go_goroutines", "process_"} {
+		if !strings.Contains(string(resp.body), want) {
+			t.Errorf("/metrics does not show %q", want)
+		}
+	}
+}
+
+// Without metrics the API serves no /metrics and counts nothing.
+func TestNoMetricsWithoutRegistry(t *testing.T) {
+	b := setup(t)
+	srv, err := New(Deps{Config: b.server.cfg, DB: b.db, Redis: b.redis, Sealer: b.server.sealer, Vendors: b.server.vendors, Acquirer: b.server.acquirer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	b.server = srv
+	b.do(request{path: "/metrics"}).expect(t, http.StatusNotFound, "")
+}
+
+func basicAuth(user, password string) string {
+	r, _ := http.NewRequest(http.MethodGet, "/", nil)
+	r.SetBasicAuth(user, password)
+	return r.Header.Get("Authorization")
+}
+
+// AdminOnly, the worker's /metrics guard, answers as requireAdmin does.
+func TestAdminOnly(t *testing.T) {
+	cfg := config.Defaults()
+	h := AdminOnly(cfg, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) }))
+	serve := func(auth string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	if rec := serve(basicAuth("", "")); rec.Code != http.StatusUnauthorized {
+		t.Errorf("without ADMIN_USER configured: %d, want 401", rec.Code)
+	}
+	cfg.AdminUser, cfg.AdminPassword = "ops", "s3cret"
+	h = AdminOnly(cfg, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) }))
+	for _, auth := range []string{"", basicAuth("ops", "wrong"), basicAuth("admin", "s3cret")} {
+		rec := serve(auth)
+		if rec.Code != http.StatusUnauthorized || !strings.HasPrefix(rec.Header().Get("WWW-Authenticate"), "Basic ") ||
+			!strings.Contains(rec.Body.String(), "operator credentials required") {
+			t.Errorf("Authorization %q: %d %q, want 401 with a Basic challenge", auth, rec.Code, rec.Body.String())
+		}
+	}
+	if rec := serve(basicAuth("ops", "s3cret")); rec.Code != http.StatusTeapot {
+		t.Errorf("with the credentials: %d, want the handler's answer", rec.Code)
+	}
+}

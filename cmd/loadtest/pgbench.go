@@ -1,0 +1,312 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// ceilingScript is one transaction shaped like a create's: a conditional
+// update of a wallet row that cannot oversell, and one inserted row. The
+// row is drawn from 1..:rows (pgbench -D rows=N): many rows for the spread
+// ceiling, one for the hot row.
+const ceilingScript = `\set id random(1, :rows)
+BEGIN;
+UPDATE lt_wallets SET locked = locked + 1 WHERE id = :id AND balance - locked >= 1;
+INSERT INTO lt_ledger (wallet_id, amount, created_at) VALUES (:id, 1, now());
+END;
+`
+
+// pgbenchMissing says what to do when pgbench cannot be run.
+const pgbenchMissing = "install it to get the ceilings: apt-get install postgresql-client " +
+	"(Debian/Ubuntu; postgresql-contrib on some other distributions), or point -pgbench at it"
+
+// ceiling is one pgbench measurement: the most transactions per second
+// PostgreSQL on this machine gives the create path's shape of work.
+type ceiling struct {
+	Rows         int       `json:"rows"`
+	Clients      int       `json:"clients"`
+	DurationS    float64   `json:"duration_s"`
+	TPS          float64   `json:"tps"`
+	LatencyAvgMS float64   `json:"latency_avg_ms"`
+	Transactions int64     `json:"transactions"`
+	Failed       int64     `json:"failed"`
+	CPU          *cpuUsage `json:"cpu_cores,omitempty"`
+}
+
+// ceilings are the two pgbench runs of a disbursements run.
+type ceilings struct {
+	Version string   `json:"version,omitempty"`
+	Spread  *ceiling `json:"spread,omitempty"`
+	Hot     *ceiling `json:"hot,omitempty"`
+	// Unavailable says why there are no ceilings (pgbench missing or
+	// failing); the run goes on without ratios.
+	Unavailable string `json:"unavailable,omitempty"`
+}
+
+// spreadTPS and hotTPS are 0 when unknown.
+func (c *ceilings) spreadTPS() float64 {
+	if c == nil || c.Spread == nil {
+		return 0
+	}
+	return c.Spread.TPS
+}
+
+func (c *ceilings) hotTPS() float64 {
+	if c == nil || c.Hot == nil {
+		return 0
+	}
+	return c.Hot.TPS
+}
+
+// measureCeilings makes the ceiling tables in the load database and runs
+// pgbench on them, spread over o.pgbenchRows rows and then on one row. A
+// missing or failing pgbench is reported in Unavailable, not as an error.
+func measureCeilings(ctx context.Context, o options, db *gorm.DB, stderr io.Writer) (*ceilings, error) {
+	c := &ceilings{}
+	path, err := exec.LookPath(o.pgbench)
+	if err != nil {
+		c.Unavailable = fmt.Sprintf("pgbench not found (%v); %s", err, pgbenchMissing)
+		progress(stderr, "ceiling unavailable: %s", c.Unavailable)
+		return c, nil
+	}
+	out, err := exec.CommandContext(ctx, path, "--version").Output()
+	if err != nil {
+		c.Unavailable = fmt.Sprintf("%s --version: %v; %s", path, err, pgbenchMissing)
+		progress(stderr, "ceiling unavailable: %s", c.Unavailable)
+		return c, nil
+	}
+	c.Version = strings.TrimSpace(string(out))
+	if err := makeCeilingTables(ctx, db, o.pgbenchRows); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "payoutd-pgbench-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	script := filepath.Join(dir, "create-shape.sql")
+	if err := os.WriteFile(script, []byte(ceilingScript), 0o600); err != nil {
+		return nil, err
+	}
+	for _, run := range []struct {
+		name string
+		rows int
+		dst  **ceiling
+	}{{"spread", o.pgbenchRows, &c.Spread}, {"hot row", 1, &c.Hot}} {
+		progress(stderr, "pgbench ceiling, %s: %d clients on %d row(s) for %s", run.name, o.pgbenchClients, run.rows, o.pgbenchDuration)
+		got, err := runPgbench(ctx, path, script, o, run.rows)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if err != nil {
+			c.Unavailable = fmt.Sprintf("pgbench %s: %v", run.name, err)
+			progress(stderr, "ceiling unavailable: %s", c.Unavailable)
+			return c, nil
+		}
+		*run.dst = got
+	}
+	return c, nil
+}
+
+// makeCeilingTables creates lt_wallets with rows funded rows and an empty
+// lt_ledger, tables of the tool's own beside the service's.
+func makeCeilingTables(ctx context.Context, db *gorm.DB, rows int) error {
+	for _, stmt := range []string{
+		`DROP TABLE IF EXISTS lt_ledger, lt_wallets`,
+		`CREATE TABLE lt_wallets (id int PRIMARY KEY, balance bigint NOT NULL, locked bigint NOT NULL DEFAULT 0)`,
+		`CREATE TABLE lt_ledger (id bigserial PRIMARY KEY, wallet_id int NOT NULL, amount bigint NOT NULL, created_at timestamptz NOT NULL)`,
+		`INSERT INTO lt_wallets (id, balance) SELECT g, 1000000000000000 FROM generate_series(1, ` + strconv.Itoa(rows) + `) g`,
+		`VACUUM ANALYZE lt_wallets`,
+	} {
+		if err := db.WithContext(ctx).Exec(stmt).Error; err != nil {
+			return fmt.Errorf("ceiling tables: %s: %w", strings.Fields(stmt)[0], err)
+		}
+	}
+	return nil
+}
+
+// runPgbench runs the script for o.pgbenchDuration and parses the result,
+// with the CPU the run took.
+func runPgbench(ctx context.Context, path, script string, o options, rows int) (*ceiling, error) {
+	conninfo, password, err := pgbenchConninfo(o.databaseURL)
+	if err != nil {
+		return nil, err
+	}
+	secs := int((o.pgbenchDuration + time.Second - 1) / time.Second)
+	cmd := exec.CommandContext(ctx, path, "-n", "-f", script,
+		"-c", strconv.Itoa(o.pgbenchClients), "-j", strconv.Itoa(min(2, o.pgbenchClients)),
+		"-T", strconv.Itoa(secs), "-M", "prepared", "-D", "rows="+strconv.Itoa(rows), conninfo)
+	cmd.Env = os.Environ()
+	if password != "" {
+		cmd.Env = append(cmd.Env, "PGPASSWORD="+password)
+	}
+	cmd.SysProcAttr = childProcAttr()
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	cpu := samplePgbenchCPU(ctx, secs)
+	if err := cmd.Wait(); err != nil {
+		return nil, fmt.Errorf("%w: %s", err, lastLines(out.String(), 3))
+	}
+	c, err := parsePgbench(out.String())
+	if err != nil {
+		return nil, err
+	}
+	c.Rows = rows
+	c.CPU = cpu
+	return c, nil
+}
+
+// samplePgbenchCPU measures the CPU of a pgbench run of secs seconds
+// between half a second after its start and half a second before its end,
+// while pgbench and its PostgreSQL backends are alive: a process that has
+// exited no longer shows its CPU time.
+func samplePgbenchCPU(ctx context.Context, secs int) *cpuUsage {
+	if secs < 2 {
+		return nil
+	}
+	window := &cpuWindow{}
+	for _, step := range []struct {
+		after time.Duration
+		do    func()
+	}{{500 * time.Millisecond, window.opened}, {time.Duration(secs)*time.Second - time.Second, window.closed}} {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(step.after):
+			step.do()
+		}
+	}
+	return window.usage()
+}
+
+// pgbenchConninfo is the database URL for pgbench's command line without
+// its password, which goes in PGPASSWORD instead of the process list.
+func pgbenchConninfo(databaseURL string) (conninfo, password string, err error) {
+	u, err := url.Parse(databaseURL)
+	if err != nil {
+		return "", "", fmt.Errorf("-database-url: %w", err)
+	}
+	if u.User != nil {
+		password, _ = u.User.Password()
+		u.User = url.User(u.User.Username())
+	}
+	return u.String(), password, nil
+}
+
+// parsePgbench reads pgbench's summary. tps is the figure without the
+// initial connection time (PostgreSQL 14 and later), else the one
+// excluding connection establishment (older), else any tps line.
+func parsePgbench(out string) (*ceiling, error) {
+	c := &ceiling{}
+	var tpsWithout, tpsExcluding, tpsAny float64
+	var found [3]bool
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		key, value, ok := strings.Cut(line, ":")
+		if !ok || strings.HasPrefix(line, "tps") || strings.HasPrefix(line, "latency") {
+			key, value, ok = strings.Cut(line, "=")
+		}
+		if !ok {
+			continue
+		}
+		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
+		first := firstField(value)
+		switch key {
+		case "number of clients":
+			c.Clients, _ = strconv.Atoi(first)
+		case "duration":
+			if secs, err := strconv.ParseFloat(first, 64); err == nil {
+				c.DurationS = secs
+			}
+		case "number of transactions actually processed":
+			done, _, _ := strings.Cut(first, "/") // "N/M" with -t
+			c.Transactions, _ = strconv.ParseInt(done, 10, 64)
+		case "number of failed transactions":
+			c.Failed, _ = strconv.ParseInt(first, 10, 64)
+		case "latency average":
+			c.LatencyAvgMS, _ = strconv.ParseFloat(first, 64)
+		case "tps":
+			v, err := strconv.ParseFloat(first, 64)
+			if err != nil {
+				continue
+			}
+			switch {
+			case strings.Contains(value, "without initial connection time"):
+				tpsWithout, found[0] = v, true
+			case strings.Contains(value, "excluding connections establishing"):
+				tpsExcluding, found[1] = v, true
+			case !found[2]:
+				tpsAny, found[2] = v, true
+			}
+		}
+	}
+	switch {
+	case found[0]:
+		c.TPS = tpsWithout
+	case found[1]:
+		c.TPS = tpsExcluding
+	case found[2]:
+		c.TPS = tpsAny
+	default:
+		return nil, errors.New("no tps line in pgbench's output: " + lastLines(out, 3))
+	}
+	c.TPS = round(c.TPS, 1)
+	return c, nil
+}
+
+func firstField(s string) string {
+	if f := strings.Fields(s); len(f) > 0 {
+		return f[0]
+	}
+	return ""
+}
+
+// lastLines is the last n non-empty lines of s, joined with " | ".
+func lastLines(s string, n int) string {
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}
+
+// ratio is figure as a share of ceiling, rounded to 2 digits; ok is false
+// when the ceiling is unknown.
+func ratio(figure, ceiling float64) (float64, bool) {
+	if ceiling <= 0 {
+		return 0, false
+	}
+	return round(figure/ceiling, 2), true
+}
+
+// formatRatio prints ratio for the summary: "0.42", or "n/a" without a
+// ceiling.
+func formatRatio(figure, ceiling float64) string {
+	r, ok := ratio(figure, ceiling)
+	if !ok {
+		return "n/a"
+	}
+	return strconv.FormatFloat(r, 'f', 2, 64)
+}

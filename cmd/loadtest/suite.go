@@ -1,0 +1,430 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+)
+
+// suiteResult is the figures of -scenario drain, disbursements or all:
+// the JSON line of the summary.
+type suiteResult struct {
+	Scenario   string         `json:"scenario"`
+	CPUs       int            `json:"cpus"`
+	Revision   string         `json:"revision,omitempty"`
+	ServerEnv  []string       `json:"server_env"`
+	Clients    int            `json:"clients"`
+	Amount     string         `json:"amount"`
+	Ceilings   *ceilings      `json:"pgbench,omitempty"`
+	CreateMany *createFigures `json:"create_many,omitempty"`
+	CreateHot  *createFigures `json:"create_hot,omitempty"`
+	// Payments (all only) are payment creates, authenticated by
+	// PaymentAuth.
+	Payments    *createFigures `json:"payments,omitempty"`
+	PaymentAuth string         `json:"payment_auth,omitempty"`
+	Drain       *drainResult   `json:"drain,omitempty"`
+	// DrainRatio is the drain's rate over the hot-row ceiling.
+	DrainRatio *float64 `json:"drain_ratio,omitempty"`
+	// GoalMet: every absolute goal met; AimMet: every ratio at least
+	// goalCeilingRatio (nil without ceilings).
+	GoalMet bool  `json:"goal_met"`
+	AimMet  *bool `json:"aim_met,omitempty"`
+}
+
+// createFigures are one create phase's figures.
+type createFigures struct {
+	Concurrency  int       `json:"concurrency"`
+	Wallets      int       `json:"wallets"`
+	DurationS    float64   `json:"duration_s"`
+	Creates      int       `json:"creates"`
+	Errors       int       `json:"errors"`
+	WarmupErrors int       `json:"warmup_errors"`
+	CreatesPerS  float64   `json:"creates_per_s"`
+	P50MS        float64   `json:"p50_ms"`
+	P90MS        float64   `json:"p90_ms"`
+	P99MS        float64   `json:"p99_ms"`
+	MaxMS        float64   `json:"max_ms"`
+	Ratio        *float64  `json:"ratio,omitempty"` // over its pgbench ceiling
+	CPU          *cpuUsage `json:"cpu_cores,omitempty"`
+	failures     []string
+}
+
+// executeSuite runs the phases of drain (create-many, then the worker),
+// disbursements (pgbench ceilings, create-many, create-hot, then the
+// worker) or all (disbursements with payments after create-hot) and prints
+// one summary.
+func executeSuite(ctx context.Context, s *runSetup, info scenarioInfo, stdout, stderr io.Writer) (bool, error) {
+	o := s.o
+	full := info.name != "drain" // with the ceilings and create-hot
+	cfg := s.serverConfig(info)
+	sum := &suiteResult{Scenario: info.name, CPUs: runtime.NumCPU(), ServerEnv: cfg.extraEnv, Clients: o.clients, Amount: o.amount}
+	progress(stderr, "building cmd/payoutd")
+	bin, err := buildPayoutd(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer bin.remove()
+	sum.Revision = bin.revision
+	if full {
+		if sum.Ceilings, err = measureCeilings(ctx, o, s.db, stderr); err != nil {
+			return false, err
+		}
+	}
+	phases := []createPhase{{info: mustScenario("create-many"), dst: &sum.CreateMany}}
+	if full {
+		phases = append(phases, createPhase{info: mustScenario("create-hot"), dst: &sum.CreateHot})
+	}
+	if info.name == "all" {
+		phases = append(phases, createPhase{info: mustScenario("payments"), dst: &sum.Payments})
+		sum.PaymentAuth = o.paymentAuth
+	}
+	if err := runCreatePhases(ctx, s, bin, cfg, phases, stderr); err != nil {
+		return false, err
+	}
+	if sum.Drain, err = measureDrain(ctx, s, bin, cfg, stderr); err != nil {
+		return false, err
+	}
+	sum.judge()
+	printSuite(stdout, o, sum)
+	return sum.clean(), nil
+}
+
+// createPhase is one closed-loop create scenario of a suite: disbursements
+// or payments.
+type createPhase struct {
+	info scenarioInfo
+	dst  **createFigures
+}
+
+func mustScenario(name string) scenarioInfo {
+	info, ok := lookupScenario(name)
+	if !ok {
+		panic("no scenario " + name)
+	}
+	return info
+}
+
+// runCreatePhases starts `payoutd api`, runs each phase against it and
+// stops it, so that the worker later drains on its own.
+func runCreatePhases(ctx context.Context, s *runSetup, bin *payoutdBinary, cfg serverConfig, phases []createPhase, stderr io.Writer) error {
+	progress(stderr, "starting `payoutd api` (%s)", strings.Join(cfg.extraEnv, " "))
+	srv, err := startServer(ctx, bin, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			srv.stop()
+		}
+	}()
+	most := 0
+	for _, p := range phases {
+		most = max(most, s.o.concurrencyFor(p.info))
+	}
+	send, closeIdle := httpSender(most)
+	defer closeIdle()
+	for _, p := range phases {
+		sc := p.info.new(s.o)
+		if err := sc.Prepare(ctx, s.fixture); err != nil {
+			return err
+		}
+		concurrency := s.o.concurrencyFor(p.info)
+		window := &cpuWindow{serverPID: srv.pid()}
+		progress(stderr, "running %s: %d workers, warm-up %s, then measuring %s", p.info.name, concurrency, s.o.warmup, s.o.duration)
+		m, err := runLoad(ctx, loadPlan{
+			scenario: sc, base: srv.base, send: send, concurrency: concurrency,
+			warmup: s.o.warmup, duration: s.o.duration, window: window, died: srv.exited, expectRate: p.info.goalRate,
+		})
+		if err != nil {
+			return err
+		}
+		f := newCreateFigures(m, concurrency, window.usage())
+		if w, ok := sc.(interface{ wallets() int }); ok {
+			f.Wallets = w.wallets()
+		}
+		*p.dst = f
+		progress(stderr, "%s: %.0f creates/s, p50 %.2f ms, p99 %.2f ms, %d errors", p.info.name, f.CreatesPerS, f.P50MS, f.P99MS, f.Errors)
+	}
+	stopped = true
+	if err := srv.stop(); err != nil {
+		progress(stderr, "warning: %v", err)
+	}
+	return nil
+}
+
+func newCreateFigures(m *measurement, concurrency int, cpu *cpuUsage) *createFigures {
+	ok := len(m.latencies)
+	return &createFigures{
+		Concurrency: concurrency, DurationS: round(m.elapsed.Seconds(), 3),
+		Creates: ok + m.errors, Errors: m.errors, WarmupErrors: m.warmupErrors,
+		CreatesPerS: round(float64(ok)/m.elapsed.Seconds(), 1),
+		P50MS:       millis(percentile(m.latencies, 50)), P90MS: millis(percentile(m.latencies, 90)),
+		P99MS: millis(percentile(m.latencies, 99)), MaxMS: millis(percentile(m.latencies, 100)),
+		CPU: cpu, failures: m.firstFailures,
+	}
+}
+
+// judge sets the ratios and the verdicts.
+func (r *suiteResult) judge() {
+	spread, hot := r.Ceilings.spreadTPS(), r.Ceilings.hotTPS()
+	goal, aim, haveAim := true, true, false
+	setRatio := func(figure, ceiling float64) *float64 {
+		v, ok := ratio(figure, ceiling)
+		if !ok {
+			return nil
+		}
+		haveAim = true
+		aim = aim && v >= goalCeilingRatio
+		return &v
+	}
+	if f := r.CreateMany; f != nil {
+		f.Ratio = setRatio(f.CreatesPerS, spread)
+		goal = goal && createGoalMet(f, goalCreatesMany)
+	}
+	if f := r.CreateHot; f != nil {
+		f.Ratio = setRatio(f.CreatesPerS, hot)
+		goal = goal && createGoalMet(f, goalCreatesHot)
+	}
+	if f := r.Payments; f != nil {
+		f.Ratio = setRatio(f.CreatesPerS, spread)
+		goal = goal && createGoalMet(f, goalPayments)
+	}
+	if d := r.Drain; d != nil {
+		r.DrainRatio = setRatio(d.PayoutsPerS, hot)
+		goal = goal && d.PayoutsPerS >= goalPayouts
+	}
+	r.GoalMet, r.AimMet = goal, nil
+	if haveAim {
+		r.AimMet = &aim
+	}
+}
+
+func createGoalMet(f *createFigures, rate float64) bool {
+	return f.CreatesPerS >= rate && f.Creates > f.Errors && f.P99MS < millis(goalCreateP99)
+}
+
+// clean: no request failed and no payout failed.
+func (r *suiteResult) clean() bool {
+	for _, f := range []*createFigures{r.CreateMany, r.CreateHot, r.Payments} {
+		if f != nil && (f.Errors > 0 || f.WarmupErrors > 0) {
+			return false
+		}
+	}
+	return r.Drain == nil || r.Drain.Failed == 0
+}
+
+// printSuite writes the summary table and the JSON line.
+func printSuite(w io.Writer, o options, r *suiteResult) {
+	info, _ := lookupScenario(r.Scenario)
+	fmt.Fprintf(w, "\npayoutd load test — %s: %s\n", r.Scenario, info.summary)
+	build := ""
+	if r.Revision != "" {
+		build = ", built from " + r.Revision
+	}
+	fmt.Fprintf(w, "server    separate processes: payoutd api for the creates, then payoutd worker alone%s\n", build)
+	fmt.Fprintf(w, "          (APP_ENV=%s, LOG_LEVEL=warn, %s)\n", o.env, strings.Join(r.ServerEnv, " "))
+	fmt.Fprintf(w, "          PostgreSQL %s, Redis %s (flushed at the start), %d clients\n", redact(o.databaseURL), redact(o.redisURL), r.Clients)
+	fmt.Fprintf(w, "creates   %s IDR %s to %s %s, a fresh Idempotency-Key each; warm-up %s, measured %s\n",
+		r.Amount, createTransferType, createBankCode, createAccountNo, o.warmup, o.duration)
+	if r.Payments != nil {
+		fmt.Fprintf(w, "payments  price %d to each client's default wallet, %s; warm-up %s, measured %s\n",
+			paymentPrice, paymentAuthText(r.PaymentAuth), o.warmup, o.duration)
+	}
+	fmt.Fprintf(w, "note      %s\n", submitWaitNote)
+	if r.Payments != nil {
+		fmt.Fprintf(w, "          %s\n", paymentsNote)
+	}
+	if c := r.Ceilings; c != nil {
+		if c.Unavailable != "" {
+			fmt.Fprintf(w, "pgbench   ceiling unavailable: %s\n", c.Unavailable)
+		} else {
+			fmt.Fprintf(w, "pgbench   %s; -c %d -j %d -M prepared -T %s; BEGIN, conditional UPDATE of one lt_wallets row, INSERT into lt_ledger, END\n",
+				c.Version, o.pgbenchClients, min(2, o.pgbenchClients), o.pgbenchDuration)
+		}
+	}
+	fmt.Fprintf(w, "machine   %d CPUs shared by the load generator, api or worker, PostgreSQL and Redis\n\n", r.CPUs)
+
+	printSuiteTable(w, r)
+	printSuiteCPU(w, r)
+	for _, p := range []struct {
+		name string
+		f    *createFigures
+	}{{"create-many", r.CreateMany}, {"create-hot", r.CreateHot}, {"payments", r.Payments}} {
+		if p.f != nil && len(p.f.failures) > 0 {
+			fmt.Fprintf(w, "\nfirst failures of %s:\n", p.name)
+			for _, f := range p.f.failures {
+				fmt.Fprintf(w, "  %s\n", f)
+			}
+		}
+	}
+	line, _ := json.Marshal(r)
+	fmt.Fprintf(w, "\n%s\n", line)
+}
+
+// printSuiteTable prints one row per figure with its ceiling and ratio.
+func printSuiteTable(w io.Writer, r *suiteResult) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	row := func(cells ...string) { fmt.Fprintln(tw, strings.Join(cells, "\t")) }
+	ms := func(v float64) string { return fmt.Sprintf("%.1f ms", v) }
+	tps := func(c *ceiling) string {
+		if c == nil {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.0f tps", c.TPS)
+	}
+	aim := ""
+	if r.AimMet != nil {
+		aim = fmt.Sprintf("; ratio ≥%.2f", goalCeilingRatio)
+	}
+	row("figure", "rate", "p50", "p90", "p99", "ceiling", "ratio", "goal", "result")
+	if c := r.Ceilings; c != nil && c.Unavailable == "" {
+		row(fmt.Sprintf("pgbench spread (%d rows, %d clients)", c.Spread.Rows, c.Spread.Clients), tps(c.Spread), ms(c.Spread.LatencyAvgMS)+"*", "", "", "", "", "", "")
+		row(fmt.Sprintf("pgbench hot row (%d clients)", c.Hot.Clients), tps(c.Hot), ms(c.Hot.LatencyAvgMS)+"*", "", "", "", "", "", "")
+	}
+	var spread, hot *ceiling
+	if r.Ceilings != nil {
+		spread, hot = r.Ceilings.Spread, r.Ceilings.Hot
+	}
+	for _, p := range []struct {
+		name    string
+		f       *createFigures
+		ceil    *ceiling
+		label   string
+		goalMin float64
+	}{
+		{"create-many", r.CreateMany, spread, "spread", goalCreatesMany},
+		{"create-hot", r.CreateHot, hot, "hot", goalCreatesHot},
+		{"payments", r.Payments, spread, "spread", goalPayments},
+	} {
+		if p.f == nil {
+			continue
+		}
+		ceil := "n/a"
+		if p.ceil != nil {
+			ceil = p.label + " " + tps(p.ceil)
+		}
+		row(fmt.Sprintf("%s (%d wallet(s), %d workers)", p.name, p.f.Wallets, p.f.Concurrency), fmt.Sprintf("%.0f creates/s", p.f.CreatesPerS),
+			ms(p.f.P50MS), ms(p.f.P90MS), ms(p.f.P99MS), ceil, ratioText(p.f.Ratio),
+			fmt.Sprintf("≥%.0f/s, p99<%dms%s", p.goalMin, goalCreateP99.Milliseconds(), aim),
+			outcome(createGoalMet(p.f, p.goalMin), p.f.Ratio))
+	}
+	if d := r.Drain; d != nil {
+		ceil := "n/a"
+		if hot != nil {
+			ceil = "hot " + tps(hot)
+		}
+		row("drain (payoutd worker)", fmt.Sprintf("%.0f payouts/s", d.PayoutsPerS), "", "", "", ceil, ratioText(r.DrainRatio),
+			fmt.Sprintf("≥%d/s%s", goalPayouts, aim), outcome(d.PayoutsPerS >= goalPayouts, r.DrainRatio))
+	}
+	tw.Flush()
+	if d := r.Drain; d != nil {
+		how := "all of them"
+		if !d.Complete {
+			how = "the window closed first"
+		}
+		fmt.Fprintf(w, "  drain: %d of %d queued payouts reached SUCCESS (%s), %d failed; %.2fs from the first to the last SUCCESS\n",
+			d.Drained, d.Queued, how, d.Failed, d.SpanS)
+	}
+	if r.Ceilings != nil && r.Ceilings.Unavailable == "" {
+		fmt.Fprintf(w, "  * pgbench's average latency, not a percentile\n")
+	}
+	fmt.Fprintf(w, "  overall: goals %s", verdict(r.GoalMet))
+	if r.AimMet != nil {
+		fmt.Fprintf(w, ", ratios ≥%.2f %s", goalCeilingRatio, verdict(*r.AimMet))
+	}
+	fmt.Fprintln(w)
+}
+
+func ratioText(r *float64) string {
+	if r == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f", *r)
+}
+
+// outcome is the verdict of a row: its absolute goal, then its ratio.
+func outcome(goal bool, r *float64) string {
+	s := verdict(goal)
+	switch {
+	case r == nil:
+	case *r >= goalCeilingRatio:
+		s += ", ratio PASS"
+	default:
+		s += ", ratio BELOW"
+	}
+	return s
+}
+
+// printSuiteCPU prints where the CPU went in each phase.
+func printSuiteCPU(w io.Writer, r *suiteResult) {
+	type phase struct {
+		name, server string
+		u            *cpuUsage
+		rate         float64 // operations per second
+		op           string
+	}
+	var phases []phase
+	if c := r.Ceilings; c != nil {
+		if c.Spread != nil {
+			phases = append(phases, phase{"pgbench spread", "", c.Spread.CPU, c.Spread.TPS, "transaction"})
+		}
+		if c.Hot != nil {
+			phases = append(phases, phase{"pgbench hot", "", c.Hot.CPU, c.Hot.TPS, "transaction"})
+		}
+	}
+	if f := r.CreateMany; f != nil {
+		phases = append(phases, phase{"create-many", "api", f.CPU, f.CreatesPerS, "create"})
+	}
+	if f := r.CreateHot; f != nil {
+		phases = append(phases, phase{"create-hot", "api", f.CPU, f.CreatesPerS, "create"})
+	}
+	if f := r.Payments; f != nil {
+		phases = append(phases, phase{"payments", "api", f.CPU, f.CreatesPerS, "payment"})
+	}
+	if d := r.Drain; d != nil {
+		phases = append(phases, phase{"drain", "worker", d.CPU, d.PayoutsPerS, "payout"})
+	}
+	fmt.Fprintf(w, "\ncpu (cores, then CPU time per operation)\n")
+	var busy []string
+	for _, p := range phases {
+		if p.u == nil {
+			continue
+		}
+		loadGen := "load generator"
+		if p.server == "" {
+			loadGen = "pgbench"
+		}
+		fmt.Fprintf(w, "  %-15s %s\n", p.name, cpuBreakdown(p.u, p.server, loadGen, "other"))
+		if line := cpuPerOp(p.u, p.rate, p.server, p.op); line != "" {
+			fmt.Fprintf(w, "  %-15s %s\n", "", line)
+		}
+		if p.u.Other+p.u.Steal >= busyMachine {
+			busy = append(busy, p.name)
+		}
+	}
+	if len(busy) > 0 {
+		fmt.Fprintf(w, "  WARNING: other work on the machine or the hypervisor took CPU during %s;\n"+
+			"  those figures understate the service: run again when the machine is quiet\n", strings.Join(busy, ", "))
+	}
+}
+
+// cpuPerOp is the CPU time one operation cost each part, in milliseconds:
+// what bounds the rate when the machine's cores are all busy.
+func cpuPerOp(u *cpuUsage, rate float64, server, op string) string {
+	if rate <= 0 {
+		return ""
+	}
+	ms := func(cores float64) float64 { return cores * 1000 / rate }
+	var b strings.Builder
+	fmt.Fprintf(&b, "per %s:", op)
+	if u.Server != nil {
+		fmt.Fprintf(&b, " %s %.3f ms,", server, ms(*u.Server))
+	}
+	fmt.Fprintf(&b, " PostgreSQL %.3f ms, Redis %.3f ms", ms(u.Postgres), ms(u.Redis))
+	return b.String()
+}

@@ -1,0 +1,478 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/google/uuid"
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+	"gorm.io/gorm"
+
+	"github.com/payoutd/payoutd/admin"
+	"github.com/payoutd/payoutd/api"
+	"github.com/payoutd/payoutd/config"
+	"github.com/payoutd/payoutd/credentials"
+	"github.com/payoutd/payoutd/ledger"
+	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/payouts"
+	"github.com/payoutd/payoutd/signature"
+	"github.com/payoutd/payoutd/tasks"
+	"github.com/payoutd/payoutd/testenv"
+	"github.com/payoutd/payoutd/vendors/sandbox"
+	"github.com/payoutd/payoutd/vendors/vendorsim"
+	"github.com/payoutd/payoutd/worker"
+)
+
+const simSecret = "fault-test-vendorsim-secret"
+
+// stack is the service spread over real sockets: the vendor simulator and
+// the API on loopback listeners, the database and Redis of the test.
+type stack struct {
+	t        *testing.T
+	db       *gorm.DB
+	dbURL    string
+	redisURL string // a Redis database of this test's own
+	sim      *vendorsim.Server
+	simURL   string
+	apiURL   string
+	sealer   *credentials.Sealer
+	svc      *payouts.Service
+	merchant *admin.IssuedCredentials
+	wallet   uuid.UUID
+}
+
+type stackOptions struct {
+	redisDB      int           // the Redis database number on a real server
+	submitDelay  time.Duration // the simulator answers each payout submit this late
+	redisURL     string        // overrides: e.g. a proxy in front of Redis
+	queuePrefix  string        // the in-process API's queues
+	completeWait time.Duration // SANDBOX_COMPLETE_AFTER of the simulator
+	callbacks    bool          // the simulator calls the API back
+}
+
+func newStack(t *testing.T, o stackOptions) *stack {
+	t.Helper()
+	db, dbURL := testenv.DBWithURL(t)
+	s := &stack{t: t, db: db, dbURL: dbURL, redisURL: o.redisURL}
+	if s.redisURL == "" {
+		s.redisURL = redisDatabase(t, o.redisDB)
+	}
+	if o.completeWait == 0 {
+		o.completeWait = 100 * time.Millisecond
+	}
+	// The API's listener first, so the simulator knows where to call back.
+	var apiHandler http.Handler = http.NotFoundHandler()
+	apiHTTP := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { apiHandler.ServeHTTP(w, r) }))
+	t.Cleanup(apiHTTP.Close)
+	s.apiURL = apiHTTP.URL
+	callbackURL := ""
+	if o.callbacks {
+		callbackURL = s.apiURL + "/vendor-callbacks"
+	}
+	// The simulator, behind a delay that keeps submits in flight.
+	sim, err := vendorsim.NewServer(vendorsim.ServerOptions{Secret: simSecret, CallbackURL: callbackURL,
+		Sandbox: sandbox.Options{CompleteAfter: o.completeWait}, PollInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.sim = sim
+	simHTTP := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && o.submitDelay > 0 && len(r.URL.Path) > 8 && r.URL.Path[len(r.URL.Path)-8:] == "/payouts" {
+			time.Sleep(o.submitDelay)
+		}
+		sim.ServeHTTP(w, r)
+	}))
+	t.Cleanup(simHTTP.Close)
+	s.simURL = simHTTP.URL
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go sim.Run(ctx)
+
+	key := make([]byte, 32)
+	rand.Read(key)
+	s.sealer, _ = credentials.NewSealer(key)
+	registry := vendorsim.NewRegistry(s.simURL, simSecret, vendorsim.ClientOptions{Timeout: 2 * time.Second})
+	deps := admin.Deps{DB: db, Sealer: s.sealer, Env: models.Staging, Vendors: registry}
+	if s.merchant, err = admin.CreateClient(context.Background(), deps, admin.ClientOptions{Name: "Toko"}); err != nil {
+		t.Fatal(err)
+	}
+	w, err := admin.CreateWallet(context.Background(), deps, admin.WalletOptions{ClientID: uuid.MustParse(s.merchant.ClientID), Name: "Main", Vendor: "simbank"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.wallet = uuid.MustParse(w.WalletID)
+	if _, err := admin.AdjustWallet(context.Background(), deps, s.wallet, "100000000", "funding"); err != nil {
+		t.Fatal(err)
+	}
+
+	// The API in this process, enqueueing into the stack's Redis.
+	opt := mustRedisOpt(t, s.redisURL)
+	queue := tasks.NewPrefixedClient(opt, o.queuePrefix)
+	t.Cleanup(func() { queue.Close() })
+	rdb := redis.NewClient(mustParseRedis(t, s.redisURL))
+	t.Cleanup(func() { rdb.Close() })
+	cfg := config.Defaults()
+	cfg.Env, cfg.SecretsKey, cfg.DisbursementSubmitWait = models.Staging, key, 0
+	cfg.DisbursementSubmitLease = time.Second
+	srv, err := api.New(api.Deps{Config: cfg, DB: db, Redis: rdb, Sealer: s.sealer, Vendors: registry, Queue: queue})
+	if err != nil {
+		t.Fatal(err)
+	}
+	apiHandler = srv.Handler()
+	s.svc = payouts.New(payouts.Options{DB: db, Vendors: registry, Queue: queue, SubmitLease: time.Second})
+	return s
+}
+
+// workerEnv is the environment of a `payoutd worker` process on the stack.
+func (s *stack) workerEnv() []string {
+	return append(os.Environ(),
+		subprocessEnv+"=worker",
+		"DATABASE_URL="+s.dbURL, "REDIS_URL="+s.redisURL, "SECRETS_KEY="+hex.EncodeToString(make([]byte, 32)),
+		"APP_ENV=staging", "LOG_LEVEL=warn", "VENDORSIM_URL="+s.simURL, "VENDORSIM_SECRET="+simSecret,
+		"DISBURSEMENT_SUBMIT_LEASE=1s")
+}
+
+// startWorker runs `payoutd worker` as a child process.
+func (s *stack) startWorker() *exec.Cmd {
+	s.t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = s.workerEnv()
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = io.Discard, &lockedWriter{w: &logs}
+	if err := cmd.Start(); err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if s.t.Failed() {
+			s.t.Logf("worker log:\n%s", logs.String())
+		}
+	})
+	return cmd
+}
+
+// create posts a signed create through the API's socket.
+func (s *stack) create(key, account string) (int, map[string]any) {
+	s.t.Helper()
+	body, _ := json.Marshal(map[string]string{"client_wallet_id": s.wallet.String(), "amount": "20000",
+		"bank_code": "bca", "account_no": account, "transfer_type": "BIFAST"})
+	req, _ := http.NewRequest(http.MethodPost, s.apiURL+"/api/v3/disbursements", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("x-api-key", s.merchant.APIKey)
+	req.Header.Set("x-signature", signature.Sign(*s.merchant.SigningSecret, body, time.Now()))
+	req.Header.Set("Idempotency-Key", key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out
+}
+
+// counts returns how many disbursements are in each status.
+func (s *stack) counts() map[models.DisbursementStatus]int {
+	var rows []struct {
+		Status models.DisbursementStatus
+		N      int
+	}
+	s.db.Model(&models.Disbursement{}).Select("status, COUNT(*) AS n").Group("status").Scan(&rows)
+	out := map[models.DisbursementStatus]int{}
+	for _, r := range rows {
+		out[r.Status] = r.N
+	}
+	return out
+}
+
+// waitFor polls until cond holds or the deadline passes.
+func (s *stack) waitFor(what string, deadline time.Duration, cond func() bool) {
+	s.t.Helper()
+	end := time.Now().Add(deadline)
+	for time.Now().Before(end) {
+		if cond() {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	s.t.Fatalf("%s: not within %s (statuses %v)", what, deadline, s.counts())
+}
+
+// paidOnce asserts every disbursement reached SUCCESS, the simulator was
+// asked to pay each exactly once, and reconcile is clean.
+func (s *stack) paidOnce(n int) {
+	s.t.Helper()
+	var all []models.Disbursement
+	if err := s.db.Find(&all).Error; err != nil {
+		s.t.Fatal(err)
+	}
+	if len(all) != n {
+		s.t.Fatalf("%d disbursements stored, want %d", len(all), n)
+	}
+	for _, d := range all {
+		if d.Status != models.StatusSuccess {
+			s.t.Errorf("disbursement %s is %s, want SUCCESS", d.ID, d.Status)
+		}
+		calls, err := s.sim.Vendor("simbank").SubmitCalls(context.Background(), d.VendorReference)
+		if err != nil || calls != 1 {
+			s.t.Errorf("disbursement %s: the vendor was asked to pay %d times (%v), want once", d.ID, calls, err)
+		}
+	}
+	report, err := ledger.Reconcile(context.Background(), s.db)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if !report.OK {
+		s.t.Fatalf("reconcile: %v", report.Problems)
+	}
+	if w, _ := models.NewStore(s.db).FindWallet(context.Background(), s.wallet); w.Locked != 0 ||
+		w.Balance != models.Rupiah(100_000_000)-models.Rupiah(20_000)*models.Amount(n) {
+		s.t.Fatalf("wallet balance %s locked %s after %d payouts of 20000", w.Balance, w.Locked, n)
+	}
+}
+
+// The worker process is killed (SIGKILL, no clean shutdown) while a batch
+// of payouts is being submitted, some of them with their submit on the
+// wire; a new worker process finishes the batch. Every payout ends SUCCESS,
+// the vendor is asked to pay each exactly once, reconcile is clean.
+func TestWorkerKilledMidBatch(t *testing.T) {
+	s := newStack(t, stackOptions{redisDB: 12, submitDelay: 150 * time.Millisecond})
+	const n = 120
+	for i := 0; i < n; i++ {
+		if code, body := s.create(fmt.Sprintf("kill-%d", i), "1234567890"); code != http.StatusCreated {
+			t.Fatalf("create %d: %d %v", i, code, body)
+		}
+	}
+	first := s.startWorker()
+	s.waitFor("a third of the batch submitted", 60*time.Second, func() bool {
+		c := s.counts()
+		return c[models.StatusRequested]+c[models.StatusSuccess] >= n/3
+	})
+	if err := first.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	first.Wait()
+	mid := s.counts()
+	t.Logf("killed the worker with %v", mid)
+	if mid[models.StatusVerified] == 0 {
+		t.Fatalf("the worker finished the batch before it was killed: %v", mid)
+	}
+	s.startWorker()
+	s.waitFor("every payout final", 120*time.Second, func() bool { return s.counts()[models.StatusSuccess] == n })
+	s.paidOnce(n)
+}
+
+// Redis is unreachable while merchants create payouts: every create is
+// still answered 201 (the rows commit; the enqueue fails and is logged),
+// and once Redis is back the sweep submits every one of them.
+func TestRedisOutageDuringCreates(t *testing.T) {
+	backend := redisDatabase(t, 13)
+	proxy := newTCPProxy(t, mustParseRedis(t, backend).Addr)
+	u, _ := url.Parse(backend)
+	u.Host = proxy.addr
+	s := newStack(t, stackOptions{redisURL: u.String(), queuePrefix: ""})
+	s.startWorker()
+
+	proxy.down()
+	const n = 15
+	for i := 0; i < n; i++ {
+		code, body := s.create(fmt.Sprintf("outage-%d", i), "1234567890")
+		if code != http.StatusCreated || body["status"] != "VERIFIED" {
+			t.Fatalf("create %d during the outage: %d %v", i, code, body)
+		}
+	}
+	if c := s.counts(); c[models.StatusVerified] != n {
+		t.Fatalf("during the outage: %v, want %d VERIFIED", c, n)
+	}
+	proxy.up()
+	s.waitFor("every payout submitted and paid after the outage", 90*time.Second, func() bool {
+		return s.counts()[models.StatusSuccess] == n
+	})
+	s.paidOnce(n)
+}
+
+// Across real sockets: the HTTP vendor adapter, the simulator's callbacks
+// into /vendor-callbacks, and 1000000007 (the first submit's answer is
+// lost) paid once.
+func TestPayoutsAcrossRealSockets(t *testing.T) {
+	t.Parallel()
+	rdb, _ := testenv.Redis(t)
+	opt, prefix := testenv.Queue(t, rdb)
+	ro := rdb.Options()
+	s := newStack(t, stackOptions{redisURL: fmt.Sprintf("redis://%s/%d", ro.Addr, ro.DB), queuePrefix: prefix,
+		completeWait: 200 * time.Millisecond, callbacks: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- worker.Run(ctx, worker.Deps{DB: s.db, Redis: opt, Payouts: s.svc, QueuePrefix: prefix, Concurrency: 4})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+
+	ids := map[string]string{}
+	for _, account := range []string{"1234567890", "1000000007", "1000000005"} {
+		code, body := s.create("sock-"+account, account)
+		if code != http.StatusCreated {
+			t.Fatalf("create %s: %d %v", account, code, body)
+		}
+		ids[account] = body["id"].(string)
+	}
+	status := func(account string) models.DisbursementStatus {
+		d, _ := s.svc.Get(context.Background(), uuid.MustParse(ids[account]))
+		return d.Status
+	}
+	s.waitFor("ordinary and lost-answer payouts paid", 30*time.Second, func() bool {
+		return status("1234567890") == models.StatusSuccess && status("1000000007") == models.StatusSuccess &&
+			status("1000000005") == models.StatusRequested
+	})
+	// Completed at the vendor: the simulator's signed callback, not a poll,
+	// brings the news (polls of this payout are many seconds apart by now).
+	ref := models.VendorReferenceFor(uuid.MustParse(ids["1000000005"]))
+	if err := s.sim.Vendor("simbank").Complete(context.Background(), ref, "SUCCESS", ""); err != nil {
+		t.Fatal(err)
+	}
+	s.waitFor("the callback applied", 10*time.Second, func() bool { return status("1000000005") == models.StatusSuccess })
+	s.paidOnce(3)
+}
+
+// redisDatabase returns a Redis URL for database n of TEST_REDIS_URL's
+// server, flushed, or of a miniredis of the test's own.
+func redisDatabase(t *testing.T, n int) string {
+	t.Helper()
+	base := os.Getenv("TEST_REDIS_URL")
+	if base == "" {
+		mr := miniredis.RunT(t)
+		return "redis://" + mr.Addr() + "/0"
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = fmt.Sprintf("/%d", n)
+	rdb := redis.NewClient(mustParseRedis(t, u.String()))
+	defer rdb.Close()
+	if err := rdb.FlushDB(context.Background()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	return u.String()
+}
+
+func mustParseRedis(t *testing.T, raw string) *redis.Options {
+	t.Helper()
+	o, err := redis.ParseURL(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+func mustRedisOpt(t *testing.T, raw string) asynq.RedisClientOpt {
+	t.Helper()
+	o := mustParseRedis(t, raw)
+	return asynq.RedisClientOpt{Addr: o.Addr, DB: o.DB, Password: o.Password}
+}
+
+// tcpProxy forwards connections to a backend and can be cut and restored,
+// like a network partition between the service and Redis.
+type tcpProxy struct {
+	t       *testing.T
+	addr    string
+	backend string
+	mu      sync.Mutex
+	ln      net.Listener
+	conns   []net.Conn
+}
+
+func newTCPProxy(t *testing.T, backend string) *tcpProxy {
+	p := &tcpProxy{t: t, backend: backend}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.addr = ln.Addr().String()
+	p.serve(ln)
+	t.Cleanup(p.down)
+	return p
+}
+
+func (p *tcpProxy) serve(ln net.Listener) {
+	p.mu.Lock()
+	p.ln = ln
+	p.mu.Unlock()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			b, err := net.Dial("tcp", p.backend)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, b)
+			p.mu.Unlock()
+			go func() { io.Copy(b, c); b.Close() }()
+			go func() { io.Copy(c, b); c.Close() }()
+		}
+	}()
+}
+
+// down refuses new connections and cuts the open ones.
+func (p *tcpProxy) down() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ln != nil {
+		p.ln.Close()
+		p.ln = nil
+	}
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+// up listens again on the same address.
+func (p *tcpProxy) up() {
+	var ln net.Listener
+	var err error
+	for i := 0; i < 50; i++ {
+		if ln, err = net.Listen("tcp", p.addr); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		p.t.Fatalf("proxy up: %v", err)
+	}
+	p.serve(ln)
+}
+
+// lockedWriter lets a child's output be read while it writes.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}

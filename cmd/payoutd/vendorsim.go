@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/payoutd/payoutd/logging"
+	"github.com/payoutd/payoutd/vendors/sandbox"
+	"github.com/payoutd/payoutd/vendors/vendorsim"
+)
+
+// runVendorSim serves simbank and simwallet over HTTP (package vendorsim)
+// until ctx is cancelled, and reports final payouts to
+// VENDORSIM_CALLBACK_URL/<vendor> when it is set. Configuration:
+// VENDORSIM_ADDR (default :8090), VENDORSIM_SECRET (required: the bearer
+// token clients send, and the key callbacks are signed with),
+// VENDORSIM_CALLBACK_URL (optional) and SANDBOX_COMPLETE_AFTER (default 2s).
+func runVendorSim(ctx context.Context, stdout, stderr io.Writer, getenv func(string) string) error {
+	addr := strings.TrimSpace(getenv("VENDORSIM_ADDR"))
+	if addr == "" {
+		addr = ":8090"
+	}
+	secret := strings.TrimSpace(getenv("VENDORSIM_SECRET"))
+	if secret == "" {
+		return errors.New("VENDORSIM_SECRET is required: the shared secret clients send as \"Authorization: Bearer <secret>\" and callbacks are signed with (for example: openssl rand -hex 32)")
+	}
+	callbackURL := strings.TrimSpace(getenv("VENDORSIM_CALLBACK_URL"))
+	if callbackURL != "" {
+		u, err := url.Parse(callbackURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("VENDORSIM_CALLBACK_URL=%q: want an http(s) URL such as http://127.0.0.1:8080/vendor-callbacks", callbackURL)
+		}
+	}
+	completeAfter := 2 * time.Second
+	if v := strings.TrimSpace(getenv("SANDBOX_COMPLETE_AFTER")); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return fmt.Errorf("SANDBOX_COMPLETE_AFTER=%q: want a non-negative Go duration such as 2s or 1m", v)
+		}
+		completeAfter = d
+	}
+	log := logging.New(stderr, slog.LevelInfo)
+
+	sim, err := vendorsim.NewServer(vendorsim.ServerOptions{
+		Secret:      secret,
+		Sandbox:     sandbox.Options{CompleteAfter: completeAfter},
+		CallbackURL: callbackURL,
+		Logger:      log,
+	})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           sim,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	log.Info("vendorsim listening", slog.String("addr", ln.Addr().String()),
+		slog.String("vendors", sandbox.SimBank+","+sandbox.SimWallet),
+		slog.String("callback_url", callbackURL), slog.Duration("complete_after", completeAfter))
+	fmt.Fprintf(stdout, "vendorsim: simbank and simwallet on http://%s/v1/{simbank,simwallet} (sandbox only, no real money)\n", ln.Addr())
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return sim.Run(gctx) })
+	g.Go(func() error {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	})
+	g.Go(func() error {
+		<-gctx.Done()
+		log.Info("vendorsim shutting down")
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		return srv.Shutdown(shutdownCtx)
+	})
+	return g.Wait()
+}

@@ -1,0 +1,48 @@
+package database
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+)
+
+// slowThreshold is when a statement is slow enough to log.
+const slowThreshold = 200 * time.Millisecond
+
+// quietLogger logs only what an operator should see: slow statements and
+// errors the caller does not expect. gorm's own logger renders every
+// statement before it decides not to log it (a few per cent of a request's
+// CPU), and logs a duplicate key at error level although the service
+// relies on unique indexes to detect a twin create.
+type quietLogger struct {
+	logger.Interface
+}
+
+func newLogger(inner logger.Interface) logger.Interface { return quietLogger{inner} }
+
+// LogMode keeps the wrapper around the inner logger's new mode.
+func (l quietLogger) LogMode(level logger.LogLevel) logger.Interface {
+	return quietLogger{l.Interface.LogMode(level)}
+}
+
+// Trace hands a statement to the inner logger only when it is slow or
+// failed for an unexpected reason.
+func (l quietLogger) Trace(ctx context.Context, begin time.Time, fc func() (string, int64), err error) {
+	if time.Since(begin) <= slowThreshold && (err == nil || expected(err)) {
+		return
+	}
+	l.Interface.Trace(ctx, begin, fc, err)
+}
+
+// expected errors are answers the caller handles: no row, a duplicate key.
+func expected(err error) bool {
+	if errors.Is(err, gorm.ErrRecordNotFound) || errors.Is(err, gorm.ErrDuplicatedKey) {
+		return true
+	}
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505"
+}

@@ -1,0 +1,49 @@
+package database
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+)
+
+// recording is an inner logger that remembers what reached it.
+type recording struct {
+	logger.Interface
+	traced int
+}
+
+func (r *recording) Trace(context.Context, time.Time, func() (string, int64), error) { r.traced++ }
+
+func TestQuietLoggerPassesOnlySlowAndUnexpected(t *testing.T) {
+	rendered := 0
+	fc := func() (string, int64) { rendered++; return "SELECT 1", 1 }
+	tests := []struct {
+		name  string
+		begin time.Time
+		err   error
+		want  bool
+	}{
+		{"fast and fine", time.Now(), nil, false},
+		{"not found", time.Now(), gorm.ErrRecordNotFound, false},
+		{"duplicate key, translated", time.Now(), gorm.ErrDuplicatedKey, false},
+		{"duplicate key, raw", time.Now(), &pgconn.PgError{Code: "23505"}, false},
+		{"slow", time.Now().Add(-time.Second), nil, true},
+		{"a real error", time.Now(), errors.New("connection reset"), true},
+		{"a deadlock", time.Now(), &pgconn.PgError{Code: "40P01"}, true},
+	}
+	for _, tt := range tests {
+		inner := &recording{}
+		newLogger(inner).Trace(context.Background(), tt.begin, fc, tt.err)
+		if got := inner.traced == 1; got != tt.want {
+			t.Errorf("%s: logged = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	if rendered != 0 {
+		t.Errorf("the wrapper itself rendered %d statements", rendered)
+	}
+}

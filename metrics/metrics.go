@@ -1,0 +1,175 @@
+// Package metrics holds the service's Prometheus metrics: HTTP requests,
+// disbursement and payment transitions, webhook attempts, payout vendor
+// calls and the asynq queues, in a registry of their own (with the Go
+// runtime and process collectors) served at /metrics.
+//
+// A nil *Metrics is valid and records nothing: services built without
+// metrics (tests, the admin CLI) pass nil.
+package metrics
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Outcomes of a webhook attempt.
+const (
+	WebhookDelivered = "delivered"
+	WebhookRetry     = "retry"
+	WebhookFailed    = "failed"
+	WebhookBlocked   = "blocked" // refused by the SSRF guard
+)
+
+// UnmatchedRoute is the route label of a request no route matched.
+const UnmatchedRoute = "unmatched"
+
+// durationBuckets span 1 ms to 10 s: API answers, vendor inquiries and
+// webhook attempts (whose timeout defaults to 10 s).
+var durationBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
+
+// Metrics are the service's metrics and their registry.
+type Metrics struct {
+	registry                *prometheus.Registry
+	httpRequests            *prometheus.CounterVec
+	httpDuration            *prometheus.HistogramVec
+	disbursementTransitions *prometheus.CounterVec
+	paymentTransitions      *prometheus.CounterVec
+	webhookAttempts         *prometheus.CounterVec
+	webhookDuration         prometheus.Histogram
+	vendorCalls             *prometheus.CounterVec
+}
+
+// New returns the metrics registered in a new registry, with the Go
+// runtime and process collectors.
+func New() *Metrics {
+	m := &Metrics{
+		registry: prometheus.NewRegistry(),
+		httpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "payoutd_http_requests_total",
+			Help: "HTTP requests served, by method, route pattern (\"unmatched\" when none matched) and status.",
+		}, []string{"method", "route", "status"}),
+		httpDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "payoutd_http_request_duration_seconds",
+			Help:    "Time to serve an HTTP request, by method and route pattern.",
+			Buckets: durationBuckets,
+		}, []string{"method", "route"}),
+		disbursementTransitions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "payoutd_disbursement_transitions_total",
+			Help: "Committed disbursement status changes; a create counts from \"\".",
+		}, []string{"from", "to"}),
+		paymentTransitions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "payoutd_payment_transitions_total",
+			Help: "Committed payment status changes.",
+		}, []string{"from", "to"}),
+		webhookAttempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "payoutd_webhook_attempts_total",
+			Help: "Recorded webhook delivery attempts, by event and outcome (delivered, retry, failed: the last attempt, blocked: refused by the SSRF guard).",
+		}, []string{"event", "outcome"}),
+		webhookDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "payoutd_webhook_attempt_duration_seconds",
+			Help:    "Time a webhook delivery attempt took, from sending to the answer or error; blocked attempts are not timed.",
+			Buckets: durationBuckets,
+		}),
+		vendorCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "payoutd_vendor_calls_total",
+			Help: "Payout vendor calls, by vendor, call (inquire, submit, status) and outcome (ok, rejected, unavailable, unknown_payout, error).",
+		}, []string{"vendor", "call", "outcome"}),
+	}
+	m.registry.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.httpRequests, m.httpDuration, m.disbursementTransitions, m.paymentTransitions,
+		m.webhookAttempts, m.webhookDuration, m.vendorCalls,
+	)
+	return m
+}
+
+// Registry is the registry the metrics are in.
+func (m *Metrics) Registry() *prometheus.Registry { return m.registry }
+
+// CollectQueues adds the asynq queues on opt (payoutd_queue_*) to the
+// registry; the function returned releases the connection it opened.
+func (m *Metrics) CollectQueues(opt asynq.RedisConnOpt) (func() error, error) {
+	inspector := asynq.NewInspector(opt)
+	if err := m.registry.Register(NewQueueCollector(inspector)); err != nil {
+		inspector.Close()
+		return nil, err
+	}
+	return inspector.Close, nil
+}
+
+// Handler serves the registry in the Prometheus text format. A collector
+// that fails (Redis unreachable) is logged and left out; the rest is served.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{
+		ErrorLog:      errorLog{},
+		ErrorHandling: promhttp.ContinueOnError,
+	})
+}
+
+// errorLog sends promhttp's errors to slog.
+type errorLog struct{}
+
+func (errorLog) Println(v ...any) {
+	slog.Warn("metrics collection: "+fmt.Sprint(v...), slog.String("component", "metrics"))
+}
+
+// HTTPRequest records a served request; route is the matched pattern
+// ("" when none matched), never the raw path.
+func (m *Metrics) HTTPRequest(method, route string, status int, took time.Duration) {
+	if m == nil {
+		return
+	}
+	if route == "" {
+		route = UnmatchedRoute
+	}
+	method = knownMethod(method)
+	m.httpRequests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
+	m.httpDuration.WithLabelValues(method, route).Observe(took.Seconds())
+}
+
+// knownMethod bounds the method label: any other method is "other".
+func knownMethod(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions:
+		return method
+	}
+	return "other"
+}
+
+// DisbursementTransition records a committed disbursement status change.
+func (m *Metrics) DisbursementTransition(from, to string) {
+	if m == nil {
+		return
+	}
+	m.disbursementTransitions.WithLabelValues(from, to).Inc()
+}
+
+// PaymentTransition records a committed payment status change.
+func (m *Metrics) PaymentTransition(from, to string) {
+	if m == nil {
+		return
+	}
+	m.paymentTransitions.WithLabelValues(from, to).Inc()
+}
+
+// WebhookAttempt records a webhook attempt with its outcome (one of the
+// Webhook* constants) and, unless it was blocked, how long it took.
+func (m *Metrics) WebhookAttempt(event, outcome string, took time.Duration) {
+	if m == nil {
+		return
+	}
+	m.webhookAttempts.WithLabelValues(event, outcome).Inc()
+	if outcome != WebhookBlocked {
+		m.webhookDuration.Observe(took.Seconds())
+	}
+}

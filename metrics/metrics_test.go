@@ -1,0 +1,198 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/testenv"
+	"github.com/payoutd/payoutd/vendors"
+	"github.com/payoutd/payoutd/vendors/sandbox"
+	"github.com/payoutd/payoutd/vendors/vendorsim"
+)
+
+func TestVendorCallsCounted(t *testing.T) {
+	m := New()
+	simbank, err := m.WrapVendors(sandbox.Registry(sandbox.Options{})).Get(sandbox.SimBank)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	payout := vendors.Payout{Reference: "ref-rejected", BankCode: "bca", AccountNo: sandbox.AccountSubmitRejected,
+		TransferType: models.BIFAST, Amount: models.Rupiah(100_000)}
+	if _, err := simbank.Submit(ctx, payout); !errors.Is(err, vendors.ErrRejected) {
+		t.Fatalf("Submit = %v, want ErrRejected passed through", err)
+	}
+	simbank.Inquire(ctx, vendors.InquiryRequest{BankCode: "bca", AccountNo: sandbox.AccountInquiryDown, TransferType: models.BIFAST})
+	simbank.Status(ctx, "never-submitted")
+
+	for _, c := range []struct{ call, outcome string }{
+		{"submit", "rejected"}, {"inquire", "unavailable"}, {"status", "unknown_payout"},
+	} {
+		if n := testutil.ToFloat64(m.vendorCalls.WithLabelValues(sandbox.SimBank, c.call, c.outcome)); n != 1 {
+			t.Errorf("simbank %s %s counted %v times, want 1", c.call, c.outcome, n)
+		}
+	}
+	if n := testutil.CollectAndCount(m.vendorCalls); n != 3 {
+		t.Errorf("%d vendor call series, want 3", n)
+	}
+	if simbank.Name() != sandbox.SimBank {
+		t.Errorf("Name() = %q", simbank.Name())
+	}
+}
+
+// The wrapper implements the optional interfaces exactly when the vendor
+// it wraps does, and delegates to it: callers type-assert them.
+func TestWrappedVendorsKeepOptionalInterfaces(t *testing.T) {
+	m := New()
+	simbank, _ := m.WrapVendors(sandbox.Registry(sandbox.Options{})).Get(sandbox.SimBank)
+	if _, ok := simbank.(vendors.Completer); !ok {
+		t.Error("wrapped sandbox vendor lost Complete")
+	}
+	if _, ok := simbank.(vendors.CallbackParser); ok {
+		t.Error("wrapped sandbox vendor gained ParseCallback, which it does not have")
+	}
+	if err := simbank.(vendors.Completer).Complete(context.Background(), "nope", vendors.PayoutSuccess, ""); !errors.Is(err, vendors.ErrUnknownPayout) {
+		t.Errorf("Complete(unknown) = %v, want the vendor's ErrUnknownPayout", err)
+	}
+
+	sim, _ := m.WrapVendors(vendorsim.NewRegistry("http://127.0.0.1:1", "secret", vendorsim.ClientOptions{})).Get(sandbox.SimBank)
+	parser, ok := sim.(interface {
+		ParseCallback(header http.Header, body []byte, now time.Time) (vendors.PayoutResult, error)
+	})
+	if !ok {
+		t.Fatal("wrapped HTTP vendor lost ParseCallback")
+	}
+	if _, ok := sim.(vendors.Completer); !ok {
+		t.Error("wrapped HTTP vendor lost Complete")
+	}
+	if _, err := parser.ParseCallback(http.Header{}, []byte(`{}`), time.Now()); !errors.Is(err, vendors.ErrInvalidCallback) {
+		t.Errorf("ParseCallback(unsigned) = %v, want the vendor's ErrInvalidCallback", err)
+	}
+}
+
+func TestVendorOutcome(t *testing.T) {
+	for err, want := range map[error]string{
+		nil: "ok",
+		fmt.Errorf("%w: closed", vendors.ErrRejected):        "rejected",
+		vendors.ErrAccountNotResolved:                        "rejected",
+		fmt.Errorf("%w: 503", vendors.ErrUnavailable):        "unavailable",
+		vendors.ErrUnknownPayout:                             "unknown_payout",
+		context.DeadlineExceeded:                             "error",
+		fmt.Errorf("wrapped twice: %w", vendors.ErrRejected): "rejected",
+	} {
+		if got := vendorOutcome(err); got != want {
+			t.Errorf("vendorOutcome(%v) = %s, want %s", err, got, want)
+		}
+	}
+}
+
+func TestHTTPLabelsAreBounded(t *testing.T) {
+	m := New()
+	m.HTTPRequest("GET", "/api/v3/disbursements/:id", 200, time.Millisecond)
+	m.HTTPRequest("BREW", "", 404, time.Millisecond)
+	if n := testutil.ToFloat64(m.httpRequests.WithLabelValues("GET", "/api/v3/disbursements/:id", "200")); n != 1 {
+		t.Errorf("pattern series %v, want 1", n)
+	}
+	if n := testutil.ToFloat64(m.httpRequests.WithLabelValues("other", UnmatchedRoute, "404")); n != 1 {
+		t.Errorf("unknown method and route: %v, want 1 under other/unmatched", n)
+	}
+}
+
+func TestWebhookAttempts(t *testing.T) {
+	m := New()
+	m.WebhookAttempt("disbursement.success", WebhookRetry, 20*time.Millisecond)
+	m.WebhookAttempt("disbursement.success", WebhookDelivered, 30*time.Millisecond)
+	m.WebhookAttempt("disbursement.success", WebhookBlocked, 0)
+	for _, outcome := range []string{WebhookRetry, WebhookDelivered, WebhookBlocked} {
+		if n := testutil.ToFloat64(m.webhookAttempts.WithLabelValues("disbursement.success", outcome)); n != 1 {
+			t.Errorf("%s: %v, want 1", outcome, n)
+		}
+	}
+	// Blocked attempts sent nothing: only the two others are timed.
+	families, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() == "payoutd_webhook_attempt_duration_seconds" {
+			if n := f.GetMetric()[0].GetHistogram().GetSampleCount(); n != 2 {
+				t.Errorf("%d attempts timed, want 2", n)
+			}
+			return
+		}
+	}
+	t.Error("no payoutd_webhook_attempt_duration_seconds")
+}
+
+// A nil *Metrics records nothing and wraps nothing.
+func TestNilMetrics(t *testing.T) {
+	var m *Metrics
+	m.HTTPRequest("GET", "/", 200, time.Millisecond)
+	m.DisbursementTransition("", "VERIFIED")
+	m.PaymentTransition("PENDING", "SUCCESS")
+	m.WebhookAttempt("payment.success", WebhookDelivered, time.Millisecond)
+	r := sandbox.Registry(sandbox.Options{})
+	if got := m.WrapVendors(r); got[sandbox.SimBank] != r[sandbox.SimBank] {
+		t.Error("a nil Metrics wrapped the vendors")
+	}
+}
+
+// The queue collector reports a queue's size and its tasks by state.
+func TestQueueCollector(t *testing.T) {
+	rdb, _ := testenv.Redis(t)
+	opt, prefix := testenv.Queue(t, rdb)
+	queue := prefix + "default"
+	client := asynq.NewClient(opt)
+	t.Cleanup(func() { client.Close() })
+	for _, opts := range [][]asynq.Option{{asynq.Queue(queue)}, {asynq.Queue(queue)}, {asynq.Queue(queue), asynq.ProcessIn(time.Hour)}} {
+		if _, err := client.Enqueue(asynq.NewTask("test:noop", nil), opts...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := New()
+	closeQueues, err := m.CollectQueues(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeQueues() })
+
+	families, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range families {
+		for _, s := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range s.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["queue"] == queue {
+				got[f.GetName()+"/"+labels["state"]] = s.GetGauge().GetValue()
+			}
+		}
+	}
+	want := map[string]float64{"payoutd_queue_size/": 3, "payoutd_queue_tasks/pending": 2, "payoutd_queue_tasks/scheduled": 1,
+		"payoutd_queue_tasks/active": 0, "payoutd_queue_tasks/retry": 0, "payoutd_queue_tasks/archived": 0}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %v, want %v (all: %v)", k, got[k], v, got)
+		}
+	}
+	if _, ok := got["payoutd_queue_latency_seconds/"]; !ok {
+		t.Errorf("no payoutd_queue_latency_seconds for %s", queue)
+	}
+
+	// A second registration of the queues is refused, not doubled.
+	if _, err := m.CollectQueues(opt); err == nil {
+		t.Error("registered the queue collector twice")
+	}
+}

@@ -1,0 +1,95 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+
+	"github.com/payoutd/payoutd/vendors"
+)
+
+// WrapVendors returns the registry with every vendor counting its calls
+// in payoutd_vendor_calls_total. A wrapped vendor implements
+// vendors.Completer and vendors.CallbackParser exactly when the vendor it
+// wraps does, so callers' type assertions answer as before. A nil m
+// returns r as it is.
+func (m *Metrics) WrapVendors(r vendors.Registry) vendors.Registry {
+	if m == nil {
+		return r
+	}
+	out := make(vendors.Registry, len(r))
+	for name, v := range r {
+		out[name] = m.wrapVendor(v)
+	}
+	return out
+}
+
+func (m *Metrics) wrapVendor(v vendors.Vendor) vendors.Vendor {
+	base := countingVendor{Vendor: v, m: m}
+	completer, canComplete := v.(vendors.Completer)
+	parser, parsesCallbacks := v.(vendors.CallbackParser)
+	switch {
+	case canComplete && parsesCallbacks:
+		return struct {
+			countingVendor
+			vendors.Completer
+			vendors.CallbackParser
+		}{base, completer, parser}
+	case canComplete:
+		return struct {
+			countingVendor
+			vendors.Completer
+		}{base, completer}
+	case parsesCallbacks:
+		return struct {
+			countingVendor
+			vendors.CallbackParser
+		}{base, parser}
+	}
+	return base
+}
+
+// countingVendor counts the calls of Vendor; Name and Banks pass through.
+type countingVendor struct {
+	vendors.Vendor
+	m *Metrics
+}
+
+func (c countingVendor) Inquire(ctx context.Context, req vendors.InquiryRequest) (vendors.Account, error) {
+	a, err := c.Vendor.Inquire(ctx, req)
+	c.count("inquire", err)
+	return a, err
+}
+
+func (c countingVendor) Submit(ctx context.Context, p vendors.Payout) (vendors.PayoutResult, error) {
+	r, err := c.Vendor.Submit(ctx, p)
+	c.count("submit", err)
+	return r, err
+}
+
+func (c countingVendor) Status(ctx context.Context, reference string) (vendors.PayoutResult, error) {
+	r, err := c.Vendor.Status(ctx, reference)
+	c.count("status", err)
+	return r, err
+}
+
+func (c countingVendor) count(call string, err error) {
+	c.m.vendorCalls.WithLabelValues(c.Vendor.Name(), call, vendorOutcome(err)).Inc()
+}
+
+// vendorOutcome names a vendor's answer. A definite refusal (a rejected
+// payout, an account that does not resolve or is inactive, a bank the
+// vendor does not serve) is "rejected"; "error" is anything unexpected.
+func vendorOutcome(err error) string {
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.Is(err, vendors.ErrRejected), errors.Is(err, vendors.ErrAccountNotResolved),
+		errors.Is(err, vendors.ErrAccountInactive), errors.Is(err, vendors.ErrUnsupportedBank):
+		return "rejected"
+	case errors.Is(err, vendors.ErrUnavailable):
+		return "unavailable"
+	case errors.Is(err, vendors.ErrUnknownPayout):
+		return "unknown_payout"
+	}
+	return "error"
+}

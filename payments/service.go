@@ -1,0 +1,173 @@
+package payments
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"github.com/payoutd/payoutd/metrics"
+	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/vendors"
+)
+
+// Queue hands payment work to the worker; tasks.Client implements it.
+type Queue interface {
+	EnqueuePaymentExpire(ctx context.Context, id uuid.UUID, at time.Time) error
+	EnqueuePaymentSettle(ctx context.Context, id uuid.UUID, at time.Time) error
+	EnqueueWebhook(ctx context.Context, eventID uuid.UUID, slot string) error
+}
+
+// Service runs the payment lifecycle.
+type Service struct {
+	db       *gorm.DB
+	acquirer vendors.Acquirer
+	queue    Queue
+	calendar Calendar
+	now      func() time.Time
+	metrics  *metrics.Metrics
+}
+
+// Options configure a Service.
+type Options struct {
+	DB       *gorm.DB
+	Acquirer vendors.Acquirer
+	// Queue may be nil (the admin CLI without Redis): the worker's sweep
+	// then expires and settles on time.
+	Queue    Queue
+	Calendar Calendar
+	Now      func() time.Time
+	// Metrics counts committed transitions; nil counts nothing.
+	Metrics *metrics.Metrics
+}
+
+// New returns a Service.
+func New(o Options) *Service {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Service{db: o.DB, acquirer: o.Acquirer, queue: o.Queue, calendar: o.Calendar, now: o.Now, metrics: o.Metrics}
+}
+
+func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
+
+// Limits of a payment request (spec and DESIGN.md).
+var (
+	MinPrice = models.Rupiah(15_000)
+	// MaxPrice is the largest amount a QRIS carries: tag 54 holds 13 digits.
+	MaxPrice = models.Rupiah(9_999_999_999_999)
+)
+
+const (
+	DefaultExpiresIn = 900 * time.Second
+	MinExpiresIn     = 60 * time.Second
+	MaxExpiresIn     = 3600 * time.Second
+	MaxPayerID       = 64
+)
+
+// CreateRequest is a validated payment request.
+type CreateRequest struct {
+	Price     models.Amount
+	PayerID   string
+	Flow      string
+	ExpiresIn time.Duration
+}
+
+// Create stores a PENDING payment with its dynamic QRIS, to be credited to
+// the client's default wallet (ErrNoDefaultWallet without one), and
+// schedules its expiry.
+func (s *Service) Create(ctx context.Context, client *models.Client, req CreateRequest) (*models.Payment, error) {
+	wallet, err := s.defaultWallet(ctx, client.ID)
+	if err != nil {
+		return nil, err
+	}
+	now := s.clock()
+	fee := req.Price.PercentBps(client.PaymentFeeBps)
+	p := &models.Payment{
+		ID: models.NewID(), ClientID: client.ID, WalletID: wallet.ID, PayerID: req.PayerID, Flow: req.Flow,
+		Amount: req.Price, PlatformFee: fee, NetAmount: req.Price - fee, Currency: "IDR",
+		Status: models.PaymentPending, Acquirer: s.acquirer.Name(),
+		ExpiredAt: now.Add(req.ExpiresIn), CreatedAt: now, UpdatedAt: now,
+	}
+	p.QRPayload, err = s.acquirer.DynamicQR(ctx, vendors.QRRequest{PaymentID: p.ID, Amount: p.Amount,
+		MerchantName: client.Name, ExpiresAt: p.ExpiredAt})
+	if err != nil {
+		return nil, fmt.Errorf("dynamic QR: %w", err)
+	}
+	if err := s.db.WithContext(ctx).Create(p).Error; err != nil {
+		return nil, err
+	}
+	if s.queue != nil {
+		if err := s.queue.EnqueuePaymentExpire(ctx, p.ID, p.ExpiredAt); err != nil {
+			slog.WarnContext(ctx, "enqueue payment:expire failed; the sweep will expire it",
+				slog.String("payment_id", p.ID.String()), slog.Any("error", err))
+		}
+	}
+	return p, nil
+}
+
+func (s *Service) defaultWallet(ctx context.Context, clientID uuid.UUID) (*models.Wallet, error) {
+	var w models.Wallet
+	err := s.db.WithContext(ctx).Where("client_id = ? AND is_default AND state = ?", clientID, models.WalletActive).Take(&w).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, models.ErrNoDefaultWallet
+	}
+	return &w, err
+}
+
+// WithWallet is a payment and the name of the wallet it settles into.
+type WithWallet struct {
+	models.Payment
+	WalletName string
+}
+
+// Find returns the client's payment, or ErrPaymentNotFound (also for
+// another client's).
+func (s *Service) Find(ctx context.Context, clientID, id uuid.UUID) (*WithWallet, error) {
+	var out WithWallet
+	err := s.db.WithContext(ctx).Table("payments p").
+		Select("p.*, w.name AS wallet_name").Joins("JOIN wallets w ON w.id = p.wallet_id").
+		Where("p.id = ? AND p.client_id = ?", id, clientID).Take(&out).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, models.ErrPaymentNotFound
+	}
+	return &out, err
+}
+
+// Get returns any payment by id (checkout page, worker, operators).
+func (s *Service) Get(ctx context.Context, id uuid.UUID) (*models.Payment, error) {
+	var p models.Payment
+	err := s.db.WithContext(ctx).Where("id = ?", id).Take(&p).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, models.ErrPaymentNotFound
+	}
+	return &p, err
+}
+
+// CheckoutView is what the public checkout page shows of a payment: no
+// client identifiers, no settlement data.
+type CheckoutView struct {
+	ID           uuid.UUID
+	MerchantName string
+	Amount       models.Amount
+	Status       models.PaymentStatus
+	QRPayload    string
+	ExpiredAt    time.Time
+	PaidAt       *time.Time
+}
+
+// Checkout returns the checkout view of a payment, or ErrPaymentNotFound.
+func (s *Service) Checkout(ctx context.Context, id uuid.UUID) (*CheckoutView, error) {
+	var v CheckoutView
+	err := s.db.WithContext(ctx).Table("payments p").
+		Select("p.id, c.name AS merchant_name, p.amount, p.status, p.qr_payload, p.expired_at, p.paid_at").
+		Joins("JOIN clients c ON c.id = p.client_id").Where("p.id = ?", id).Take(&v).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, models.ErrPaymentNotFound
+	}
+	return &v, err
+}

@@ -1,0 +1,233 @@
+package payouts
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/payoutd/payoutd/database"
+	"github.com/payoutd/payoutd/models"
+)
+
+// CreateRequest is a create's input: the compared parameters and the rest.
+type CreateRequest struct {
+	Params
+	IdempotencyKey string
+	Memo           *string
+	ReferenceID    *string
+}
+
+// Created is the outcome of Create: the disbursement as stored, and
+// whether it is a replay of an earlier create with the same key.
+type Created struct {
+	Disbursement *models.Disbursement
+	Replayed     bool
+}
+
+// firstSweepAfter is how long a new VERIFIED row waits before the sweep
+// considers its submit task lost and enqueues another.
+const firstSweepAfter = 15 * time.Second
+
+// Create stores a disbursement and locks its gross amount, or answers a
+// replay of the client's earlier create with the same Idempotency-Key.
+//
+// A replay is looked up first, so replays answer even while withdrawals are
+// suspended (idempotency rule 6); a key reused with other parameters is
+// ErrIdempotencyMismatch. A fresh create runs the checks of Quote, then one
+// transaction inserts the row (whose unique (client, key) index is the
+// idempotency record) and locks the gross with a conditional update that
+// cannot oversell; ErrInsufficientBalance when available does not cover
+// it. A request that stores nothing does not consume its key.
+func (s *Service) Create(ctx context.Context, client *models.Client, req CreateRequest) (*Created, error) {
+	req.Params = req.Params.Normalize()
+	for attempt := 1; ; attempt++ {
+		created, err := s.create(ctx, client, req)
+		// PostgreSQL may end a create as a deadlock victim (a twin with the
+		// same key locking the wallet while the winner's payout moves);
+		// nothing was written, so it runs again, replay lookup first.
+		if attempt < 3 && database.IsRetryable(err) {
+			continue
+		}
+		return created, err
+	}
+}
+
+func (s *Service) create(ctx context.Context, client *models.Client, req CreateRequest) (*Created, error) {
+	if existing, err := s.replay(ctx, client, req); existing != nil || err != nil {
+		return existing, err
+	}
+	if client.Withdrawals != models.WithdrawalsActive {
+		return nil, models.ErrWithdrawalsSuspended
+	}
+	q, err := s.prepare(ctx, client, req.Params)
+	if err != nil {
+		return nil, err
+	}
+	d := s.newDisbursement(client, req, q)
+	err = s.insert(ctx, d)
+	if errors.Is(err, gorm.ErrDuplicatedKey) {
+		// A twin with the same key committed first: answer its result.
+		existing, rerr := s.replay(ctx, client, req)
+		if existing != nil || rerr != nil {
+			return existing, rerr
+		}
+		return nil, models.ErrIdempotencyInFlight
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.metrics.DisbursementTransition("", string(d.Status))
+	if d.Status == models.StatusVerified {
+		s.enqueueSubmit(ctx, d)
+	}
+	return &Created{Disbursement: d}, nil
+}
+
+// replay finds the client's disbursement with the request's key: nil when
+// there is none, ErrIdempotencyMismatch when its parameters differ.
+func (s *Service) replay(ctx context.Context, client *models.Client, req CreateRequest) (*Created, error) {
+	var d models.Disbursement
+	err := s.db.WithContext(ctx).Where("client_id = ? AND idempotency_key = ?", client.ID, req.IdempotencyKey).Take(&d).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !sameParams(&d, req.Params) {
+		return nil, models.ErrIdempotencyMismatch
+	}
+	return &Created{Disbursement: &d, Replayed: true}, nil
+}
+
+func (s *Service) newDisbursement(client *models.Client, req CreateRequest, q *Quote) *models.Disbursement {
+	now := s.clock()
+	status := models.StatusVerified
+	if client.ReviewThreshold != nil && q.Params.Amount >= *client.ReviewThreshold {
+		status = models.StatusPendingVerification
+	}
+	id := models.NewID()
+	next := now.Add(firstSweepAfter)
+	return &models.Disbursement{
+		ID: id, ClientID: client.ID, WalletID: q.Wallet.ID, IdempotencyKey: req.IdempotencyKey,
+		Status: status, Amount: q.Params.Amount, PlatformFee: q.Fee, NetAmount: q.Net, Currency: "IDR",
+		TransferType: q.Params.TransferType, BankCode: q.Bank.Code, BankName: q.Bank.Name,
+		AccountNo: q.Params.AccountNo, AccountHolderName: q.HolderName,
+		Memo: req.Memo, ReferenceID: req.ReferenceID,
+		Vendor: q.Vendor, VendorReference: models.VendorReferenceFor(id),
+		LockExpiresAt: now.Add(s.lockTTL), NextCheckAt: &next,
+		CreatedAt: now, UpdatedAt: now,
+	}
+}
+
+// insert writes the row, its lock and its first audit line atomically.
+// The lock is a conditional update (available must cover the gross), never
+// read-then-write, so concurrent creates cannot oversell.
+func (s *Service) insert(ctx context.Context, d *models.Disbursement) error {
+	if !models.CanCreateAs(d.Status) {
+		return errors.New("a disbursement cannot be created as " + string(d.Status))
+	}
+	if database.DialectOfDB(s.db) == database.Postgres {
+		return s.insertOneStatement(ctx, d)
+	}
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(d).Error; err != nil {
+			return err
+		}
+		res := tx.Exec(`UPDATE wallets SET locked = locked + ?, updated_at = ?
+		        WHERE id = ? AND state = ? AND balance - locked >= ?`,
+			int64(d.Amount), d.CreatedAt, d.WalletID, models.WalletActive, int64(d.Amount))
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected != 1 {
+			return models.ErrInsufficientBalance
+		}
+		return audit(tx, d.ID, "", d.Status, "created", d.CreatedAt)
+	})
+}
+
+// insertOneStatement is insert on PostgreSQL as a single statement (its
+// own transaction): the lock, the row and the audit line in one round
+// trip, and the hot wallet's row lock held only while it runs. Nothing is
+// inserted when the lock is refused; a twin with the same key fails on
+// the unique index and the whole statement, lock included, rolls back.
+func (s *Service) insertOneStatement(ctx context.Context, d *models.Disbursement) error {
+	res := s.db.WithContext(ctx).Exec(`WITH locked AS (
+	        UPDATE wallets SET locked = locked + @amount, updated_at = @now
+	        WHERE id = @wallet AND state = @active AND balance - locked >= @amount
+	        RETURNING id
+	    ), created AS (
+	        INSERT INTO disbursements (id, client_id, wallet_id, idempotency_key, status, amount, platform_fee, net_amount,
+	            currency, transfer_type, bank_code, bank_name, account_no, account_holder_name, memo, reference_id,
+	            vendor, vendor_reference, lock_expires_at, submit_attempts, checks, next_check_at, created_at, updated_at)
+	        SELECT @id, @client, locked.id, @key, @status, @amount, @fee, @net, @currency, @transfer_type, @bank_code,
+	            @bank_name, @account_no, @holder, @memo, @reference_id, @vendor, @vendor_reference, @lock_expires_at,
+	            0, 0, @next_check_at, @now, @now
+	        FROM locked
+	        RETURNING id
+	    )
+	    INSERT INTO disbursement_transitions (disbursement_id, from_status, to_status, reason, created_at)
+	    SELECT id, '', @status, 'created', @now FROM created`,
+		map[string]any{
+			"id": d.ID, "client": d.ClientID, "wallet": d.WalletID, "key": d.IdempotencyKey, "status": string(d.Status),
+			"amount": int64(d.Amount), "fee": int64(d.PlatformFee), "net": int64(d.NetAmount), "currency": d.Currency,
+			"transfer_type": string(d.TransferType), "bank_code": d.BankCode, "bank_name": d.BankName,
+			"account_no": d.AccountNo, "holder": d.AccountHolderName, "memo": d.Memo, "reference_id": d.ReferenceID,
+			"vendor": d.Vendor, "vendor_reference": d.VendorReference, "lock_expires_at": d.LockExpiresAt,
+			"next_check_at": d.NextCheckAt, "now": d.CreatedAt, "active": string(models.WalletActive),
+		})
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected != 1 {
+		return models.ErrInsufficientBalance
+	}
+	return nil
+}
+
+// enqueueSubmit hands a VERIFIED disbursement to the worker. A failure is
+// only logged: the row is committed and the sweep enqueues it later.
+func (s *Service) enqueueSubmit(ctx context.Context, d *models.Disbursement) {
+	if s.queue == nil {
+		return
+	}
+	if err := s.queue.EnqueueSubmit(ctx, d.ID, ""); err != nil {
+		slog.WarnContext(ctx, "enqueue payout:submit failed; the sweep will retry",
+			slog.String("disbursement_id", d.ID.String()), slog.Any("error", err))
+	}
+}
+
+// WaitWhileVerified re-reads d until it leaves VERIFIED or wait passes, and
+// returns it as then stored: the bounded wait of a fresh create
+// (DISBURSEMENT_SUBMIT_WAIT).
+func (s *Service) WaitWhileVerified(ctx context.Context, d *models.Disbursement, wait time.Duration) (*models.Disbursement, error) {
+	if d.Status != models.StatusVerified || wait <= 0 {
+		return d, nil
+	}
+	deadline := time.Now().Add(wait)
+	interval := 5 * time.Millisecond
+	for {
+		remaining := time.Until(deadline)
+		if remaining <= 0 {
+			return d, nil
+		}
+		select {
+		case <-ctx.Done():
+			return d, nil
+		case <-time.After(min(interval, remaining)):
+		}
+		current, err := s.Get(ctx, d.ID)
+		if err != nil {
+			return d, err
+		}
+		if current.Status != models.StatusVerified {
+			return current, nil
+		}
+		d = current
+		interval = min(interval*2, 100*time.Millisecond)
+	}
+}

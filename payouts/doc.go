@@ -1,0 +1,37 @@
+// Package payouts is the disbursement lifecycle: quote, create (with its
+// idempotency key and balance lock), submission to the vendor, status
+// checks, lock expiry, operator approval and cancellation, and the vendor's
+// callbacks. The API and the worker call it; it owns its transactions.
+//
+// # Lifecycle (DESIGN.md)
+//
+//	(create)             → PENDING_VERIFICATION  gross ≥ review threshold: locked, waits for an operator
+//	(create)             → VERIFIED              inquiry passed, locked; payout:submit enqueued
+//	PENDING_VERIFICATION → VERIFIED              operator approves
+//	PENDING_VERIFICATION, VERIFIED → CANCELLED   operator cancels; lock released
+//	PENDING_VERIFICATION, VERIFIED → EXPIRED     lock TTL passed before submission; lock released
+//	VERIFIED             → REQUESTED             vendor accepted (reference stored)
+//	VERIFIED             → FAILED                vendor rejected; lock released, no money moved
+//	REQUESTED            → SUCCESS               lock released, gross debited: net to vendor clearing, fee to platform
+//	REQUESTED            → FAILED                vendor returned it; lock released
+//
+// Every move goes through transition, which checks models' table of
+// allowed moves and applies it as a guarded update (WHERE status = from)
+// together with its lock release, ledger posting and audit line, in one
+// database transaction.
+//
+// # Never pay twice, never lose a payout
+//
+// The vendor reference is derived from the disbursement id and is the
+// vendor's idempotency key. Before the first submit, submit_attempted_at is
+// set; from then on the outcome may be "accepted" even when the call failed,
+// so a retry first asks the vendor for that reference and submits only when
+// the vendor has never seen it. A disbursement whose submit was attempted
+// never simply expires: its fate is the vendor's answer.
+//
+// The disbursement row is its own outbox: a VERIFIED or REQUESTED row
+// carries next_check_at, and the worker's sweep enqueues the submit or the
+// status check of every row that is due, so a disbursement committed while
+// Redis was unreachable, or whose task was lost with a killed worker, is
+// still carried through.
+package payouts

@@ -1,0 +1,231 @@
+package payouts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"github.com/payoutd/payoutd/metrics"
+	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/vendors"
+)
+
+// Queue hands work to the worker. tasks.Client implements it over asynq.
+// A slot distinguishes a later enqueue of the same work (a sweep, the next
+// status check) from a duplicate, which the queue ignores.
+type Queue interface {
+	EnqueueSubmit(ctx context.Context, id uuid.UUID, slot string) error
+	EnqueuePoll(ctx context.Context, id uuid.UUID, slot string, after time.Duration) error
+	EnqueueWebhook(ctx context.Context, eventID uuid.UUID, slot string) error
+}
+
+// Service runs the disbursement lifecycle.
+type Service struct {
+	db      *gorm.DB
+	store   *models.Store
+	vendors vendors.Registry
+	queue   Queue
+	lockTTL time.Duration
+	// submitLease is how long a submit call may still be on its way to the
+	// vendor: before it passes, "unknown reference" proves nothing.
+	submitLease time.Duration
+	now         func() time.Time
+	metrics     *metrics.Metrics
+}
+
+// Options configure a Service.
+type Options struct {
+	DB      *gorm.DB
+	Vendors vendors.Registry
+	// Queue may be nil (the admin CLI without Redis): the worker's sweep
+	// then picks the work up.
+	Queue Queue
+	// LockTTL is DISBURSEMENT_LOCK_TTL (default 30 minutes).
+	LockTTL time.Duration
+	// SubmitLease bounds a vendor submit call (default 30 s, longer than
+	// any vendor timeout): an unanswered submit is resubmitted or expired
+	// only after it, when the vendor still does not know the reference.
+	SubmitLease time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Metrics counts committed transitions; nil counts nothing.
+	Metrics *metrics.Metrics
+}
+
+// New returns a Service.
+func New(o Options) *Service {
+	if o.LockTTL == 0 {
+		o.LockTTL = 30 * time.Minute
+	}
+	if o.SubmitLease == 0 {
+		o.SubmitLease = 30 * time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Service{db: o.DB, store: models.NewStore(o.DB), vendors: o.Vendors, queue: o.Queue,
+		lockTTL: o.LockTTL, submitLease: o.SubmitLease, now: o.Now, metrics: o.Metrics}
+}
+
+// clock returns the current time as stored: UTC, microseconds.
+func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
+
+// Params are the compared parameters of a quote or create, normalised:
+// bank code lowercase, account number trimmed.
+type Params struct {
+	WalletID     uuid.UUID
+	Amount       models.Amount // gross
+	BankCode     string
+	AccountNo    string
+	TransferType models.TransferType
+}
+
+// Normalize lowercases the bank code and trims both strings.
+func (p Params) Normalize() Params {
+	p.BankCode = strings.ToLower(strings.TrimSpace(p.BankCode))
+	p.AccountNo = strings.TrimSpace(p.AccountNo)
+	return p
+}
+
+// sameParams is idempotency rule 4: wallet, amount (scale-insensitive: it
+// is an exact integer), bank code (case-insensitive), account number
+// (trimmed) and transfer type. memo and reference_id are not compared.
+func sameParams(d *models.Disbursement, p Params) bool {
+	p = p.Normalize()
+	return d.WalletID == p.WalletID && d.Amount == p.Amount && d.BankCode == p.BankCode &&
+		d.AccountNo == p.AccountNo && d.TransferType == p.TransferType
+}
+
+// Quote is a priced, verified recipient: what a create would store.
+type Quote struct {
+	Wallet     *models.Wallet
+	Vendor     string
+	Bank       vendors.Bank
+	Params     Params
+	Fee        models.Amount
+	Net        models.Amount
+	HolderName string
+}
+
+// Quote prices a payout and verifies its recipient with the vendor, with
+// no side effect. Errors: ErrWithdrawalsSuspended, ErrWalletNotFound,
+// ErrUnsupportedBank, a RuleError (transfer type, minimum),
+// ErrAccountInactive, ErrAccountNotResolved, ErrGatewayUnavailable,
+// ErrInsufficientBalance.
+func (s *Service) Quote(ctx context.Context, client *models.Client, p Params) (*Quote, error) {
+	if client.Withdrawals != models.WithdrawalsActive {
+		return nil, models.ErrWithdrawalsSuspended
+	}
+	return s.prepare(ctx, client, p.Normalize())
+}
+
+// prepare runs the checks of a create in the spec's order: the wallet, the
+// bank code, the recipient (real-time inquiry), the minimum, the available
+// balance. The balance check here is a courtesy; the create's conditional
+// update is what decides.
+func (s *Service) prepare(ctx context.Context, client *models.Client, p Params) (*Quote, error) {
+	wallet, err := s.store.FindClientWallet(ctx, client.ID, p.WalletID)
+	if err != nil {
+		return nil, err
+	}
+	vendor, err := s.vendors.Get(wallet.Vendor)
+	if err != nil {
+		return nil, fmt.Errorf("wallet %s: %w", wallet.ID, err)
+	}
+	bank, err := s.findBank(ctx, vendor, p)
+	if err != nil {
+		return nil, err
+	}
+	account, err := vendor.Inquire(ctx, vendors.InquiryRequest{BankCode: bank.Code, AccountNo: p.AccountNo, TransferType: p.TransferType})
+	if err != nil {
+		return nil, inquiryError(ctx, vendor.Name(), err)
+	}
+	fee, minGross := Pricing(client, p.TransferType)
+	if p.Amount < minGross {
+		return nil, models.Refuse("withdrawal amount is below minimum: " + minGross.String())
+	}
+	if wallet.Available() < p.Amount {
+		return nil, models.ErrInsufficientBalance
+	}
+	return &Quote{Wallet: wallet, Vendor: vendor.Name(), Bank: bank, Params: p, Fee: fee, Net: p.Amount - fee, HolderName: account.HolderName}, nil
+}
+
+func (s *Service) findBank(ctx context.Context, vendor vendors.Vendor, p Params) (vendors.Bank, error) {
+	banks, err := vendor.Banks(ctx)
+	if err != nil {
+		slog.WarnContext(ctx, "vendor bank list unavailable", slog.String("vendor", vendor.Name()), slog.Any("error", err))
+		return vendors.Bank{}, models.ErrGatewayUnavailable
+	}
+	bank, ok := vendors.FindBank(banks, p.BankCode)
+	if !ok {
+		return vendors.Bank{}, models.ErrUnsupportedBank
+	}
+	if !bank.SupportsTransfer(p.TransferType) {
+		return vendors.Bank{}, models.Refuse(fmt.Sprintf("transfer_type %s is not supported for bank_code %s by this wallet's vendor", p.TransferType, bank.Code))
+	}
+	return bank, nil
+}
+
+// inquiryError turns a vendor's inquiry error into the client's answer.
+func inquiryError(ctx context.Context, vendor string, err error) error {
+	switch {
+	case errors.Is(err, vendors.ErrAccountInactive):
+		return models.ErrAccountInactive
+	case errors.Is(err, vendors.ErrAccountNotResolved):
+		return models.ErrAccountNotResolved
+	case errors.Is(err, vendors.ErrUnsupportedBank):
+		return models.ErrUnsupportedBank
+	default:
+		slog.WarnContext(ctx, "account inquiry failed", slog.String("vendor", vendor), slog.Any("error", err))
+		return models.ErrGatewayUnavailable
+	}
+}
+
+// Pricing returns the client's fee for a transfer type and the minimum
+// gross amount: the fee plus the minimum net (and at least one unit more
+// than the fee, so the vendor is never asked to send nothing).
+func Pricing(c *models.Client, tt models.TransferType) (fee, minGross models.Amount) {
+	fee, minNet := c.BIFASTFee, c.BIFASTMinNet
+	if tt == models.RTOL {
+		fee, minNet = c.RTOLFee, c.RTOLMinNet
+	}
+	return fee, fee + max(minNet, 1)
+}
+
+// Find returns the client's disbursement, or ErrDisbursementNotFound (also
+// for another client's).
+func (s *Service) Find(ctx context.Context, clientID, id uuid.UUID) (*models.Disbursement, error) {
+	var d models.Disbursement
+	err := s.db.WithContext(ctx).Where("id = ? AND client_id = ?", id, clientID).Take(&d).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, models.ErrDisbursementNotFound
+	}
+	return &d, err
+}
+
+// Get returns any disbursement by id (operators, the worker).
+func (s *Service) Get(ctx context.Context, id uuid.UUID) (*models.Disbursement, error) {
+	return s.get(s.db.WithContext(ctx), id)
+}
+
+func (s *Service) get(tx *gorm.DB, id uuid.UUID) (*models.Disbursement, error) {
+	var d models.Disbursement
+	err := tx.Where("id = ?", id).Take(&d).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, models.ErrDisbursementNotFound
+	}
+	return &d, err
+}
+
+// Transitions returns a disbursement's audit trail, oldest first.
+func (s *Service) Transitions(ctx context.Context, id uuid.UUID) ([]models.DisbursementTransition, error) {
+	var out []models.DisbursementTransition
+	err := s.db.WithContext(ctx).Where("disbursement_id = ?", id).Order("id").Find(&out).Error
+	return out, err
+}

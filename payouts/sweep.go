@@ -1,0 +1,110 @@
+package payouts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/payoutd/payoutd/models"
+)
+
+// sweepGrace is how long past its expected next step a row waits before
+// the sweep decides its task was lost and enqueues another.
+const sweepGrace = 15 * time.Second
+
+// sweepBatch bounds the rows one sweep handles; the next sweep goes on.
+const sweepBatch = 500
+
+// SweepReport says what a sweep did.
+type SweepReport struct {
+	Expired   int `json:"expired"`
+	Submits   int `json:"submits_enqueued"`
+	Polls     int `json:"polls_enqueued"`
+	Unhandled int `json:"errors"`
+}
+
+// ExpireLocks is the periodic payout:expire task: disbursements never
+// submitted whose lock TTL passed move to EXPIRED, releasing their locks.
+// (One whose submit was attempted is settled by the vendor's answer.)
+func (s *Service) ExpireLocks(ctx context.Context) (SweepReport, error) {
+	var report SweepReport
+	return report, s.expireLocks(ctx, &report)
+}
+
+// Sweep is the periodic payout:sweep task: it enqueues the submit or the
+// status check of every VERIFIED or REQUESTED row that is due (its
+// next_check_at passed). The disbursement row is its own outbox, so work
+// lost with Redis or with a killed worker is picked up again.
+func (s *Service) Sweep(ctx context.Context) (SweepReport, error) {
+	var report SweepReport
+	if s.queue == nil {
+		return report, nil
+	}
+	return report, s.enqueueDue(ctx, &report)
+}
+
+func (s *Service) expireLocks(ctx context.Context, report *SweepReport) error {
+	var due []models.Disbursement
+	err := s.db.WithContext(ctx).
+		Where("status IN ? AND submit_attempts = 0 AND lock_expires_at <= ?",
+			[]models.DisbursementStatus{models.StatusPendingVerification, models.StatusVerified}, s.clock()).
+		Order("lock_expires_at").Limit(sweepBatch).Find(&due).Error
+	if err != nil {
+		return err
+	}
+	for i := range due {
+		err := s.expire(ctx, &due[i], "lock expired before submission")
+		if err != nil && !errors.Is(err, ErrOutcomeUnknown) {
+			report.Unhandled++
+			slog.ErrorContext(ctx, "expire disbursement", slog.String("disbursement_id", due[i].ID.String()), slog.Any("error", err))
+			continue
+		}
+		if err == nil {
+			report.Expired++
+		}
+	}
+	return nil
+}
+
+// enqueueDue claims each due row (pushing its next_check_at forward, so
+// concurrent sweeps enqueue it once) and enqueues its next step.
+func (s *Service) enqueueDue(ctx context.Context, report *SweepReport) error {
+	now := s.clock()
+	var due []struct {
+		ID     uuid.UUID
+		Status models.DisbursementStatus
+	}
+	err := s.db.WithContext(ctx).Model(&models.Disbursement{}).Select("id, status").
+		Where("status IN ? AND next_check_at <= ?", []models.DisbursementStatus{models.StatusVerified, models.StatusRequested}, now).
+		Order("next_check_at").Limit(sweepBatch).Scan(&due).Error
+	if err != nil {
+		return err
+	}
+	slot := fmt.Sprintf("sweep-%d", now.UnixMilli())
+	for _, row := range due {
+		res := s.db.WithContext(ctx).Model(&models.Disbursement{}).
+			Where("id = ? AND status = ? AND next_check_at <= ?", row.ID, row.Status, now).
+			Updates(map[string]any{"next_check_at": now.Add(sweepGrace + s.submitLease)})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected != 1 {
+			continue
+		}
+		if row.Status == models.StatusVerified {
+			err = s.queue.EnqueueSubmit(ctx, row.ID, slot)
+			report.Submits++
+		} else {
+			err = s.queue.EnqueuePoll(ctx, row.ID, slot, 0)
+			report.Polls++
+		}
+		if err != nil {
+			return fmt.Errorf("enqueue for %s: %w", row.ID, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,127 @@
+package payouts
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"gorm.io/gorm"
+
+	"github.com/payoutd/payoutd/models"
+)
+
+// Every allowed move, applied to a stored disbursement: the status, the
+// lock, the balance, the ledger and the audit trail change as the
+// lifecycle says, and reconcile stays clean.
+func TestTransitionAllowedMoves(t *testing.T) {
+	t.Parallel()
+	gross, fee := models.Rupiah(100_000), models.DefaultBIFASTFee
+	for _, from := range models.DisbursementStatuses {
+		for _, to := range models.DisbursementStatuses {
+			if !from.CanMoveTo(to) {
+				continue
+			}
+			t.Run(fmt.Sprintf("%s→%s", from, to), func(t *testing.T) {
+				t.Parallel()
+				f := newFixture(t, models.Rupiah(1_000_000))
+				d := f.stored(from, gross)
+				err := f.db.Transaction(func(tx *gorm.DB) error {
+					return transition(tx, d, Move{To: to, Reason: "test", FailedReason: "returned"}, models.Now())
+				})
+				if err != nil {
+					t.Fatalf("transition: %v", err)
+				}
+				if got := f.statusOf(d.ID); got != to || d.Status != to {
+					t.Fatalf("stored %s, in memory %s; want %s", got, d.Status, to)
+				}
+				w := f.walletNow()
+				wantLocked, wantBalance := gross, models.Rupiah(1_000_000)
+				if to.Terminal() {
+					wantLocked = 0
+				}
+				if to == models.StatusSuccess {
+					wantBalance -= gross
+					if n := f.count("ledger_entries", "account IN ?", []string{models.VendorClearingAccount("simbank"), models.AccountPlatformFees}); n != 2 {
+						t.Errorf("SUCCESS wrote %d clearing and fee entries, want 2", n)
+					}
+					var clearing int64
+					f.db.Table("ledger_entries").Where("account = ?", models.VendorClearingAccount("simbank")).Select("SUM(amount)").Scan(&clearing)
+					if models.Amount(clearing) != gross-fee {
+						t.Errorf("vendor clearing got %s, want the net %s", models.Amount(clearing), gross-fee)
+					}
+				}
+				if w.Locked != wantLocked || w.Balance != wantBalance {
+					t.Errorf("wallet locked %s balance %s, want locked %s balance %s", w.Locked, w.Balance, wantLocked, wantBalance)
+				}
+				if to.Terminal() && d.CompletedAt == nil {
+					t.Error("terminal move without completed_at")
+				}
+				if to == models.StatusRequested && d.RequestedAt == nil {
+					t.Error("REQUESTED without requested_at")
+				}
+				if to == models.StatusFailed && (d.FailedReason == nil || *d.FailedReason != "returned") {
+					t.Errorf("FAILED with failed_reason %v", d.FailedReason)
+				}
+				if n := f.count("disbursement_transitions", "disbursement_id = ? AND from_status = ? AND to_status = ?", d.ID, from, to); n != 1 {
+					t.Errorf("%d audit lines for the move, want 1", n)
+				}
+				f.reconciled()
+			})
+		}
+	}
+}
+
+// Every refused move is an error and writes nothing.
+func TestTransitionRefusedMoves(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, models.Rupiah(10_000_000))
+	for _, from := range models.DisbursementStatuses {
+		for _, to := range models.DisbursementStatuses {
+			if from.CanMoveTo(to) {
+				continue
+			}
+			d := f.stored(from, models.Rupiah(50_000))
+			before := f.walletNow()
+			err := f.db.Transaction(func(tx *gorm.DB) error {
+				return transition(tx, d, Move{To: to}, models.Now())
+			})
+			if !errors.Is(err, models.ErrTransitionRefused) {
+				t.Errorf("%s → %s: error %v, want ErrTransitionRefused", from, to, err)
+			}
+			if got := f.statusOf(d.ID); got != from || d.Status != from {
+				t.Errorf("%s → %s refused but stored %s, in memory %s", from, to, got, d.Status)
+			}
+			if after := f.walletNow(); after.Locked != before.Locked || after.Balance != before.Balance {
+				t.Errorf("%s → %s refused but the wallet changed", from, to)
+			}
+			if n := f.count("disbursement_transitions", "disbursement_id = ?", d.ID); n != 0 {
+				t.Errorf("%s → %s refused but %d audit lines written", from, to, n)
+			}
+		}
+	}
+}
+
+// A row moved by someone else since it was read is not overwritten.
+func TestTransitionStaleRowIsNotOverwritten(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, models.Rupiah(1_000_000))
+	d := f.stored(models.StatusVerified, models.Rupiah(100_000))
+	stale := *d
+	if err := f.db.Transaction(func(tx *gorm.DB) error {
+		return transition(tx, d, Move{To: models.StatusRequested}, models.Now())
+	}); err != nil {
+		t.Fatal(err)
+	}
+	err := f.db.Transaction(func(tx *gorm.DB) error {
+		return transition(tx, &stale, Move{To: models.StatusExpired}, models.Now())
+	})
+	if !errors.Is(err, models.ErrStaleStatus) {
+		t.Fatalf("stale move: %v, want ErrStaleStatus", err)
+	}
+	if got := f.statusOf(d.ID); got != models.StatusRequested {
+		t.Fatalf("status %s after a refused stale move, want REQUESTED", got)
+	}
+	if w := f.walletNow(); w.Locked != models.Rupiah(100_000) {
+		t.Fatalf("lock %s after a refused stale move, want it held", w.Locked)
+	}
+}

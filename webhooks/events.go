@@ -1,0 +1,147 @@
+package webhooks
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"github.com/payoutd/payoutd/models"
+)
+
+// Event names.
+const (
+	DisbursementSuccess = "disbursement.success"
+	DisbursementFailed  = "disbursement.failed"
+	PaymentSuccess      = "payment.success"
+	PaymentExpired      = "payment.expired"
+	PaymentFailed       = "payment.failed"
+)
+
+// NewEvent is an event about to be recorded.
+type NewEvent struct {
+	ClientID  uuid.UUID
+	Event     string
+	SubjectID uuid.UUID
+	Target    models.WebhookTarget
+	Data      any // the "data" object, serialised once into the body
+}
+
+// envelope is the body of every event (DESIGN.md, camelCase).
+type envelope struct {
+	EventID   string `json:"eventId"`
+	Event     string `json:"event"`
+	CreatedAt string `json:"createdAt"`
+	Data      any    `json:"data"`
+}
+
+// Record writes e inside tx, the transaction of the state change that
+// causes it, and returns it. The body is built here, once: every delivery
+// sends these bytes. An event of a client without a URL for its target is
+// kept as no_url.
+func Record(tx *gorm.DB, e NewEvent, now time.Time) (*models.WebhookEvent, error) {
+	var client models.Client
+	if err := tx.Select("id, payout_webhook_url, payment_webhook_url").Where("id = ?", e.ClientID).Take(&client).Error; err != nil {
+		return nil, fmt.Errorf("webhook event for client %s: %w", e.ClientID, err)
+	}
+	var last int
+	if err := tx.Model(&models.WebhookEvent{}).Select("COALESCE(MAX(sequence), 0)").Where("subject_id = ?", e.SubjectID).Scan(&last).Error; err != nil {
+		return nil, err
+	}
+	id := models.NewID()
+	body, err := json.Marshal(envelope{EventID: id.String(), Event: e.Event, CreatedAt: models.FormatTime(now), Data: e.Data})
+	if err != nil {
+		return nil, err
+	}
+	ev := &models.WebhookEvent{ID: id, ClientID: e.ClientID, Event: e.Event, SubjectID: e.SubjectID, Sequence: last + 1,
+		Target: e.Target, Body: string(body), State: models.WebhookPending, NextAttemptAt: &now, CreatedAt: now, UpdatedAt: now}
+	if urlFor(&client, e.Target) == "" {
+		ev.State, ev.NextAttemptAt = models.WebhookNoURL, nil
+	}
+	return ev, tx.Create(ev).Error
+}
+
+func urlFor(c *models.Client, t models.WebhookTarget) string {
+	if t == models.TargetPayment {
+		return c.PaymentWebhookURL
+	}
+	return c.PayoutWebhookURL
+}
+
+// disbursementData is the data of disbursement events (DESIGN.md).
+type disbursementData struct {
+	DisbursementID    string  `json:"disbursementId"`
+	WalletID          string  `json:"walletId"`
+	Status            string  `json:"status"`
+	Amount            string  `json:"amount"`
+	PlatformFee       string  `json:"platformFee"`
+	NetAmount         string  `json:"netAmount"`
+	Currency          string  `json:"currency"`
+	BankCode          string  `json:"bankCode"`
+	AccountNo         string  `json:"accountNo"`
+	AccountHolderName string  `json:"accountHolderName"`
+	ReferenceID       *string `json:"referenceId,omitempty"`
+	FailedReason      *string `json:"failedReason"`
+	CompletedAt       *string `json:"completedAt"`
+}
+
+// ErrNoEvent: the status causes no event.
+var ErrNoEvent = errors.New("no webhook event for this status")
+
+// DisbursementEvent is the event of a disbursement that became SUCCESS or
+// FAILED; other statuses are ErrNoEvent.
+func DisbursementEvent(d *models.Disbursement) (NewEvent, error) {
+	var name string
+	switch d.Status {
+	case models.StatusSuccess:
+		name = DisbursementSuccess
+	case models.StatusFailed:
+		name = DisbursementFailed
+	default:
+		return NewEvent{}, ErrNoEvent
+	}
+	data := disbursementData{
+		DisbursementID: d.ID.String(), WalletID: d.WalletID.String(), Status: string(d.Status),
+		Amount: d.Amount.String(), PlatformFee: d.PlatformFee.String(), NetAmount: d.NetAmount.String(),
+		Currency: d.Currency, BankCode: d.BankCode, AccountNo: d.AccountNo, AccountHolderName: d.AccountHolderName,
+		ReferenceID: d.ReferenceID, FailedReason: d.FailedReason,
+	}
+	if d.CompletedAt != nil {
+		s := models.FormatTime(*d.CompletedAt)
+		data.CompletedAt = &s
+	}
+	return NewEvent{ClientID: d.ClientID, Event: name, SubjectID: d.ID, Target: models.TargetPayout, Data: data}, nil
+}
+
+// paymentData is the data of payment events (DESIGN.md).
+type paymentData struct {
+	PaymentID            string  `json:"paymentId"`
+	PlayerID             string  `json:"playerId"`
+	Status               string  `json:"status"`
+	Amount               string  `json:"amount"`
+	PlatformFee          string  `json:"platformFee"`
+	NetAmount            string  `json:"netAmount"`
+	Currency             string  `json:"currency"`
+	PaidAt               *string `json:"paidAt"`
+	ExpiredAt            string  `json:"expiredAt"`
+	SettledAt            *string `json:"settledAt"`
+	RetrievalReferenceNo *string `json:"retrievalReferenceNo"`
+}
+
+// PaymentEvent is the event of a payment's final status: payment.success,
+// payment.expired or payment.failed, for the client's payment webhook URL.
+func PaymentEvent(p *models.Payment) NewEvent {
+	name := map[models.PaymentStatus]string{
+		models.PaymentSuccess: PaymentSuccess, models.PaymentExpired: PaymentExpired, models.PaymentFailed: PaymentFailed,
+	}[p.Status]
+	data := paymentData{
+		PaymentID: p.ID.String(), PlayerID: p.PayerID, Status: string(p.Status),
+		Amount: p.Amount.String(), PlatformFee: p.PlatformFee.String(), NetAmount: p.NetAmount.String(), Currency: p.Currency,
+		PaidAt: models.FormatTimePtr(p.PaidAt), ExpiredAt: models.FormatTime(p.ExpiredAt), SettledAt: models.FormatTimePtr(p.SettledAt),
+		RetrievalReferenceNo: p.RetrievalReferenceNo,
+	}
+	return NewEvent{ClientID: p.ClientID, Event: name, SubjectID: p.ID, Target: models.TargetPayment, Data: data}
+}

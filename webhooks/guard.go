@@ -1,0 +1,107 @@
+package webhooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"syscall"
+	"time"
+)
+
+// ErrBlockedDestination: the URL or the address it resolves to is not one
+// the service may call.
+var ErrBlockedDestination = errors.New("webhook destination refused")
+
+// Guard decides where deliveries may go.
+type Guard struct {
+	// RequireHTTPS refuses http:// URLs (production).
+	RequireHTTPS bool
+	// BlockPrivate refuses loopback, link-local, private, shared (CGNAT),
+	// unspecified and multicast addresses (production).
+	BlockPrivate bool
+	// Allowed are ranges let through despite BlockPrivate
+	// (WEBHOOK_ALLOWED_NETWORKS), e.g. a partner reached over a VPN.
+	Allowed []netip.Prefix
+}
+
+// ProductionGuard is the guard of APP_ENV=production; staging and dev
+// allow http and private addresses so merchants can test against their
+// own machines.
+func ProductionGuard(allowed []netip.Prefix) Guard {
+	return Guard{RequireHTTPS: true, BlockPrivate: true, Allowed: allowed}
+}
+
+// CheckURL refuses a URL that is not absolute http(s), or not https when
+// required. Addresses are checked when dialled (CheckAddr).
+func (g Guard) CheckURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return fmt.Errorf("%w: %q is not an absolute http(s) URL", ErrBlockedDestination, raw)
+	}
+	if g.RequireHTTPS && u.Scheme != "https" {
+		return fmt.Errorf("%w: production webhooks must use https", ErrBlockedDestination)
+	}
+	return nil
+}
+
+// CheckAddr refuses an address the service must not call.
+func (g Guard) CheckAddr(ip netip.Addr) error {
+	ip = ip.Unmap()
+	if !g.BlockPrivate {
+		return nil
+	}
+	for _, p := range g.Allowed {
+		if p.Contains(ip) {
+			return nil
+		}
+	}
+	if !ip.IsValid() || ip.IsLoopback() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
+		ip.IsPrivate() || ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast() || sharedAddressSpace.Contains(ip) {
+		return fmt.Errorf("%w: %s is a loopback, link-local or private address", ErrBlockedDestination, ip)
+	}
+	return nil
+}
+
+// sharedAddressSpace is 100.64.0.0/10 (RFC 6598, carrier-grade NAT).
+var sharedAddressSpace = netip.MustParsePrefix("100.64.0.0/10")
+
+// HTTPClient returns a client that delivers under the guard: the address
+// is checked at connect time, after DNS resolution, so a name that
+// resolves (or re-resolves) to a private address is refused too. No proxy
+// from the environment, no redirects (a 3xx is not a delivery).
+func (g Guard) HTTPClient(timeout time.Duration) *http.Client {
+	dialer := &net.Dialer{
+		Timeout: timeout,
+		Control: func(_, address string, _ syscall.RawConn) error {
+			host, _, err := net.SplitHostPort(address)
+			if err != nil {
+				return fmt.Errorf("%w: %v", ErrBlockedDestination, err)
+			}
+			ip, err := netip.ParseAddr(host)
+			if err != nil {
+				return fmt.Errorf("%w: %v", ErrBlockedDestination, err)
+			}
+			return g.CheckAddr(ip)
+		},
+	}
+	transport := &http.Transport{
+		Proxy: nil,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return dialer.DialContext(ctx, network, addr)
+		},
+		TLSHandshakeTimeout:   timeout,
+		ResponseHeaderTimeout: timeout,
+		MaxIdleConnsPerHost:   4,
+		IdleConnTimeout:       90 * time.Second,
+		ForceAttemptHTTP2:     true,
+	}
+	return &http.Client{
+		Timeout:       timeout,
+		Transport:     transport,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}

@@ -1,0 +1,88 @@
+package webhooks
+
+import (
+	"errors"
+	"net/netip"
+	"testing"
+)
+
+func TestGuardAddresses(t *testing.T) {
+	t.Parallel()
+	production := ProductionGuard([]netip.Prefix{netip.MustParsePrefix("10.20.0.0/16")})
+	tests := []struct {
+		ip      string
+		refused bool
+	}{
+		{"127.0.0.1", true}, {"127.9.9.9", true}, {"::1", true}, {"::ffff:127.0.0.1", true},
+		{"10.0.0.1", true}, {"172.16.5.4", true}, {"192.168.1.1", true}, {"fd00::1", true},
+		{"169.254.169.254", true}, {"fe80::1", true}, {"100.64.0.1", true}, {"0.0.0.0", true}, {"::", true},
+		{"224.0.0.1", true}, {"ff02::1", true},
+		{"8.8.8.8", false}, {"203.0.113.10", false}, {"2001:4860:4860::8888", false},
+		{"10.20.3.4", false}, // allowed by configuration
+		{"::ffff:10.20.3.4", false},
+	}
+	for _, tt := range tests {
+		err := production.CheckAddr(netip.MustParseAddr(tt.ip))
+		if refused := err != nil; refused != tt.refused {
+			t.Errorf("production %s: refused = %v, want %v (%v)", tt.ip, refused, tt.refused, err)
+		}
+		if err != nil && !errors.Is(err, ErrBlockedDestination) {
+			t.Errorf("%s: error %v is not ErrBlockedDestination", tt.ip, err)
+		}
+		if err := (Guard{}).CheckAddr(netip.MustParseAddr(tt.ip)); err != nil {
+			t.Errorf("staging refused %s: %v", tt.ip, err)
+		}
+	}
+}
+
+func TestGuardURLs(t *testing.T) {
+	t.Parallel()
+	production := ProductionGuard(nil)
+	for raw, refused := range map[string]bool{
+		"https://merchant.example/hooks": false,
+		"http://merchant.example/hooks":  true,
+		"ftp://merchant.example/hooks":   true,
+		"/relative":                      true,
+		"https://":                       true,
+	} {
+		if err := production.CheckURL(raw); (err != nil) != refused {
+			t.Errorf("production CheckURL(%q) = %v, want refused %v", raw, err, refused)
+		}
+	}
+	if err := (Guard{}).CheckURL("http://127.0.0.1:9/x"); err != nil {
+		t.Errorf("staging refused http: %v", err)
+	}
+}
+
+func TestScheduleSpansTheWindow(t *testing.T) {
+	t.Parallel()
+	s := DefaultSchedule
+	id := [16]byte{1, 2, 3}
+	var total float64
+	n := 1
+	for ; ; n++ {
+		wait, more := s.After(id, n)
+		if !more {
+			break
+		}
+		if wait <= 0 || wait > s.Cap*12/10 {
+			t.Fatalf("wait after attempt %d is %s", n, wait)
+		}
+		total += wait.Hours()
+		if n > 100 {
+			t.Fatal("the schedule never ends")
+		}
+	}
+	if total < 60 || total > 72 {
+		t.Fatalf("%d attempts over %.1f hours, want about three days", n, total)
+	}
+	first, _ := s.After(id, 1)
+	second, _ := s.After(id, 2)
+	if second <= first {
+		t.Fatalf("waits do not grow: %s then %s", first, second)
+	}
+	again, _ := s.After(id, 2)
+	if again != second {
+		t.Fatal("the wait of an attempt is not stable")
+	}
+}
