@@ -91,6 +91,7 @@ func UpdateClient(ctx context.Context, d Deps, id uuid.UUID, given map[string]st
 	if err := d.store().SaveClient(ctx, c); err != nil {
 		return nil, err
 	}
+	d.clientChanged(ctx, id)
 	r := toClientRecord(c)
 	return &r, nil
 }

@@ -35,9 +35,19 @@ type Deps struct {
 	Webhooks *webhooks.Deliverer
 	// Payments simulates payment results.
 	Payments *payments.Service
+	// ClientChanged, when set, is told after a client or its credentials
+	// changed, so that API instances drop what they cached of it
+	// (authcache.Announce); without it they notice within AUTH_CACHE_TTL.
+	ClientChanged func(ctx context.Context, clientID uuid.UUID)
 }
 
 func (d Deps) store() *models.Store { return models.NewStore(d.DB) }
+
+func (d Deps) clientChanged(ctx context.Context, clientID uuid.UUID) {
+	if d.ClientChanged != nil {
+		d.ClientChanged(ctx, clientID)
+	}
+}
 
 func (d Deps) payouts() *payouts.Service {
 	return payouts.New(payouts.Options{DB: d.DB, Vendors: d.Vendors, Queue: d.Queue, LockTTL: d.LockTTL})
@@ -110,6 +120,7 @@ func RotateCredentials(ctx context.Context, d Deps, clientID uuid.UUID) (*Issued
 	if err := d.store().RotateCredential(ctx, clientID, sealCredential(d.Sealer, issued)); err != nil {
 		return nil, err
 	}
+	d.clientChanged(ctx, clientID)
 	return toIssued(clientID, issued), nil
 }
 

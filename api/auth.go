@@ -90,7 +90,9 @@ func (s *Server) identify(c *gin.Context) (*principal, error) {
 		return nil, err
 	}
 	hash := credentials.HashAPIKey(key)
-	p, err := s.store.FindPrincipalByKeyHash(c.Request.Context(), hash)
+	p, err := s.principals.Principal(hash, func() (*principal, error) {
+		return s.store.FindPrincipalByKeyHash(c.Request.Context(), hash)
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -8,10 +8,12 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/go-redis/redis_rate/v10"
+	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
+	"github.com/payoutd/payoutd/authcache"
 	"github.com/payoutd/payoutd/config"
 	"github.com/payoutd/payoutd/credentials"
 	"github.com/payoutd/payoutd/metrics"
@@ -56,8 +58,10 @@ type Server struct {
 	acquirer vendors.Acquirer
 	now      func() time.Time
 	metrics  *metrics.Metrics
-	engine   *gin.Engine
-	closers  []func() error
+	// principals caches authenticated callers (AUTH_CACHE_TTL); nil: off.
+	principals *authcache.Cache
+	engine     *gin.Engine
+	closers    []func() error
 }
 
 // New builds the API with its routes.
@@ -76,6 +80,7 @@ func New(d Deps) (*Server, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.listenForClientChanges(d)
 	var payoutQueue payouts.Queue
 	var paymentQueue payments.Queue
 	if d.Queue != nil {
@@ -145,6 +150,28 @@ func (s *Server) routes(queueRedis asynq.RedisConnOpt) {
 	e.POST("/acquirer-callbacks/:acquirer", s.handleAcquirerCallback)
 	s.checkoutRoutes()
 }
+
+// listenForClientChanges turns on the cache of authenticated callers and,
+// with Redis, drops a client from it as soon as a change is announced. The
+// cache's TTL runs on the wall clock, not on the injected business clock.
+func (s *Server) listenForClientChanges(d Deps) {
+	s.principals = authcache.New(d.Config.AuthCacheTTL, nil)
+	if s.principals == nil || d.Redis == nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.principals.Listen(ctx, d.Redis, nil)
+	}()
+	s.closers = append(s.closers, func() error { cancel(); <-done; return nil })
+}
+
+// ForgetClient drops what this instance cached of a client that changed;
+// in-process callers (dev mode, tests) use it where others announce the
+// change through Redis.
+func (s *Server) ForgetClient(_ context.Context, clientID uuid.UUID) { s.principals.Forget(clientID) }
 
 // Handler returns the http.Handler serving the API.
 func (s *Server) Handler() http.Handler { return s.engine }

@@ -40,6 +40,12 @@ type Config struct {
 	// TrustedProxies are the peers whose X-Forwarded-For is believed.
 	TrustedProxies []netip.Prefix
 
+	// AuthCacheTTL is how long an API instance may keep an authenticated
+	// client in memory (AUTH_CACHE_TTL; 0 reads it on every request). A
+	// change announced through Redis reaches it at once; the TTL bounds a
+	// lost announcement.
+	AuthCacheTTL time.Duration
+
 	DisbursementLockTTL    time.Duration
 	DisbursementSubmitWait time.Duration
 	// DisbursementSubmitLease bounds a vendor submit call: an unanswered
@@ -81,6 +87,7 @@ func Defaults() Config {
 	return Config{
 		HTTPAddr:                ":8080",
 		Env:                     models.Production,
+		AuthCacheTTL:            2 * time.Second,
 		DisbursementLockTTL:     30 * time.Minute,
 		DisbursementSubmitWait:  5 * time.Second,
 		DisbursementSubmitLease: 30 * time.Second,
@@ -126,6 +133,7 @@ func Load(getenv func(string) string, base Config) (Config, error) {
 	str("VENDORSIM_URL", &c.VendorSimURL)
 	str("ACQUIRER_SECRET", &c.AcquirerSecret)
 	str("VENDORSIM_SECRET", &c.VendorSimSecret)
+	dur("AUTH_CACHE_TTL", &c.AuthCacheTTL)
 	dur("DISBURSEMENT_LOCK_TTL", &c.DisbursementLockTTL)
 	dur("DISBURSEMENT_SUBMIT_WAIT", &c.DisbursementSubmitWait)
 	dur("DISBURSEMENT_SUBMIT_LEASE", &c.DisbursementSubmitLease)
@@ -186,6 +194,9 @@ func Load(getenv func(string) string, base Config) (Config, error) {
 		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
 			errs = append(errs, fmt.Errorf("LOG_LEVEL=%q: want debug, info, warn or error", v))
 		}
+	}
+	if c.AuthCacheTTL > time.Minute {
+		errs = append(errs, fmt.Errorf("AUTH_CACHE_TTL=%s: at most 1m (a lost change announcement keeps a rotated key working that long)", c.AuthCacheTTL))
 	}
 	if u, err := url.Parse(c.PublicBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		errs = append(errs, fmt.Errorf("PUBLIC_BASE_URL=%q: want an absolute http(s) URL", c.PublicBaseURL))

@@ -25,6 +25,7 @@ import (
 
 	"github.com/payoutd/payoutd/admin"
 	"github.com/payoutd/payoutd/api"
+	"github.com/payoutd/payoutd/authcache"
 	"github.com/payoutd/payoutd/config"
 	"github.com/payoutd/payoutd/credentials"
 	"github.com/payoutd/payoutd/database"
@@ -298,6 +299,17 @@ func jsonInts(v []int64) string {
 	return "[" + strings.Join(parts, ",") + "]"
 }
 
+// announceClientChange tells the API instances that a client changed, so
+// that they drop what they cached of it. The change is committed already:
+// a failed announcement is a warning, bounded by AUTH_CACHE_TTL.
+func announceClientChange(rdb *redis.Client, stderr io.Writer) func(context.Context, uuid.UUID) {
+	return func(ctx context.Context, id uuid.UUID) {
+		if err := authcache.Announce(ctx, rdb, id); err != nil {
+			fmt.Fprintf(stderr, "warning: the change is saved, but API instances were not told (%v); they apply it within AUTH_CACHE_TTL\n", err)
+		}
+	}
+}
+
 func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	if len(args) == 0 || args[0] == "help" {
 		fmt.Fprint(stdout, admin.Usage())
@@ -333,6 +345,11 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 			queue := tasks.NewClient(opt)
 			defer queue.Close()
 			deps.Queue, paymentQueue = queue, queue
+		}
+		if opt, err := redis.ParseURL(cfg.RedisURL); err == nil {
+			rdb := redis.NewClient(opt)
+			defer rdb.Close()
+			deps.ClientChanged = announceClientChange(rdb, stderr)
 		}
 	}
 	deps.Webhooks = webhookDeliverer(cfg, db, sealer, nil, nil)
