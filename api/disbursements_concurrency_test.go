@@ -211,3 +211,98 @@ func TestDisbursementConcurrentCreatesThroughTheWorker(t *testing.T) {
 	e.wantWallet(e.ewallet, 900_000, 0)
 	e.reconciled()
 }
+
+// 50 creates at once with one key on a wallet that covers exactly one
+// payout: a twin that loses the race finds the funds gone, and must answer
+// the winner's replay (or the spec's 409), never 402 and never a second
+// disbursement. The submit is held so every answer shows the same stored
+// body.
+func TestDisbursementSameKeyBurstOnAWalletForOnePayout(t *testing.T) {
+	t.Parallel()
+	e := setupPayouts(t, payoutSetup{funds: "100000", noSubmit: true, submitWait: time.Nanosecond})
+	stop := e.watchLocks(e.wallet)
+	answers := e.burst(50, func(int) (string, payoutBody) { return "only-one", e.body("100000", "1234567890") })
+	if bad := stop(); len(bad) > 0 {
+		t.Fatalf("available went negative: %v", bad)
+	}
+	id := sameKeyOutcome(t, answers)
+	var fresh []byte
+	for _, r := range answers {
+		if r.status == http.StatusCreated {
+			fresh = r.body
+		}
+	}
+	for _, r := range answers {
+		if r.status == http.StatusOK && string(r.body) != string(fresh) {
+			t.Fatalf("replay body differs from the create's:\n create %s\n replay %s", fresh, r.body)
+		}
+	}
+	if n := e.stored(); n != 1 {
+		t.Fatalf("%d disbursements stored, want 1", n)
+	}
+	e.wantWallet(e.wallet, 100_000, 100_000)
+	e.reconciled()
+
+	e.runSubmits()
+	e.drain()
+	e.wantStatus(id, models.StatusSuccess)
+	if n := e.submitCalls(id); n != 1 {
+		t.Fatalf("vendor asked to pay %d times", n)
+	}
+	e.wantWallet(e.wallet, 0, 0)
+	e.reconciled()
+}
+
+// A twin with the same key that arrives while the first create is still
+// on its way, and finishes first, is the create (201); the first one then
+// finds the wallet's only funds locked by it and answers its replay, not
+// 402. Held at two steps: before the balance is read (the courtesy check
+// finds the funds gone) and in the recipient inquiry, after the balance
+// was read (the conditional lock finds them gone, or the insert finds the
+// key taken).
+//
+// The spec's 409 for a twin cannot be produced here: a loser only learns
+// of its twin from the twin's committed row or lock (PostgreSQL makes it
+// wait for an uncommitted one; SQLite runs one writer), and then answers
+// its replay.
+func TestDisbursementSameKeyTwinThatFinishesFirst(t *testing.T) {
+	t.Parallel()
+	for _, step := range []string{"before the balance check", "in the recipient inquiry"} {
+		t.Run(step, func(t *testing.T) {
+			t.Parallel()
+			e := setupPayouts(t, payoutSetup{funds: "100000", holds: true})
+			g := e.inquiryGate
+			if step == "before the balance check" {
+				g = e.walletReads
+			}
+			p := e.body("100000", "1234567890")
+			reached, release := g.arm()
+			t.Cleanup(release)
+			first := make(chan response, 1)
+			go func() { first <- e.create("twin", p) }()
+			select {
+			case <-reached:
+			case r := <-first:
+				t.Fatalf("the first create answered %d %s without reaching the hold", r.status, r.body)
+			case <-time.After(30 * time.Second):
+				t.Fatal("the first create never reached the hold")
+			}
+			twin := e.create("twin", p)
+			d := twin.created(t, models.StatusSuccess)
+			release()
+			r := <-first
+			r.replayed(t, http.StatusOK, "")
+			if string(r.body) != string(twin.body) {
+				t.Fatalf("replay body differs from the create's:\n create %s\n replay %s", twin.body, r.body)
+			}
+			if n := e.stored(); n != 1 {
+				t.Fatalf("%d disbursements stored, want 1", n)
+			}
+			if n := e.submitCalls(d.ID); n != 1 {
+				t.Fatalf("vendor asked to pay %d times", n)
+			}
+			e.wantWallet(e.wallet, 0, 0)
+			e.reconciled()
+		})
+	}
+}

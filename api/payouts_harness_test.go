@@ -6,22 +6,29 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"gorm.io/gorm"
 
 	"github.com/payoutd/payoutd/admin"
 	"github.com/payoutd/payoutd/config"
 	"github.com/payoutd/payoutd/database"
 	"github.com/payoutd/payoutd/ledger"
 	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/payments"
 	"github.com/payoutd/payoutd/payouts"
 	"github.com/payoutd/payoutd/tasks"
 	"github.com/payoutd/payoutd/testenv"
 	"github.com/payoutd/payoutd/vendors"
 	"github.com/payoutd/payoutd/vendors/sandbox"
+	"github.com/payoutd/payoutd/vendors/vendorsim"
+	"github.com/payoutd/payoutd/webhooks"
 	"github.com/payoutd/payoutd/worker"
 )
 
@@ -38,7 +45,20 @@ type payoutEnv struct {
 	vendor  *countingStore // counts every payout the sandbox vendors accepted
 	inline  *inlineQueue   // nil with a real worker
 	clock   *testClock
+	// inquiryGate holds an armed account inquiry (a slow vendor); statusDown
+	// makes every vendor status check fail as unreachable (polls learn
+	// nothing, callbacks still arrive).
+	inquiryGate *gate
+	statusDown  *atomic.Bool
+	// walletReads holds an armed read of a wallet row (holds option).
+	walletReads *gate
+	// sim is the HTTP vendor simulator (vendorsim option), which reports
+	// final payouts to the API's /vendor-callbacks over a real socket.
+	sim *vendorsim.Server
 }
+
+// vendorSimSecret is the vendorsim bearer secret and callback signing key.
+const vendorSimSecret = "test-vendorsim-secret"
 
 type payoutSetup struct {
 	worker        bool          // a real asynq worker in-process
@@ -51,6 +71,12 @@ type payoutSetup struct {
 	// them (a worker that has not picked them up yet): e.runSubmits runs
 	// them. Pair it with a tiny submitWait.
 	noSubmit bool
+	// holds installs the database hook behind e.walletReads, which can hold
+	// one read of the wallets table.
+	holds bool
+	// vendorsim serves the sandbox vendors over HTTP (vendorsim) and sends
+	// their signed callbacks to the API, served on a real socket.
+	vendorsim bool
 }
 
 // testClock is the shared clock of server, service and sandbox vendors:
@@ -89,9 +115,59 @@ func setupPayouts(t *testing.T, o payoutSetup) *payoutEnv {
 	clock := &testClock{}
 	store := sandbox.NewMemoryStore()
 	counting := &countingStore{MemoryStore: store}
-	registry := sandbox.Registry(sandbox.Options{Store: counting, CompleteAfter: o.completeAfter, Now: clock.Now})
+	sandboxOpts := sandbox.Options{Store: counting, CompleteAfter: o.completeAfter, Now: clock.Now}
+	registry := sandbox.Registry(sandboxOpts)
+	var sim *vendorsim.Server
+	var apiHandler atomic.Value // the API's handler, once built, for callbacks
+	if o.vendorsim {
+		api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h, _ := apiHandler.Load().(http.Handler)
+			if h == nil {
+				http.Error(w, "not ready", http.StatusServiceUnavailable)
+				return
+			}
+			h.ServeHTTP(w, r)
+		}))
+		t.Cleanup(api.Close)
+		var err error
+		sim, err = vendorsim.NewServer(vendorsim.ServerOptions{Secret: vendorSimSecret, Sandbox: sandboxOpts,
+			CallbackURL: api.URL + "/vendor-callbacks", PollInterval: 20 * time.Millisecond, RetryBackoff: 50 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts := httptest.NewServer(sim)
+		t.Cleanup(ts.Close)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- sim.Run(ctx) }()
+		t.Cleanup(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("vendorsim: %v", err)
+			}
+		})
+		registry = vendorsim.NewRegistry(ts.URL, vendorSimSecret, vendorsim.ClientOptions{})
+	}
+	inquiryGate, statusDown := &gate{}, &atomic.Bool{}
+	registry = switchable(registry, inquiryGate, statusDown)
 	rdb, _ := testenv.Redis(t)
 	db := testenv.DB(t)
+	walletReads := &gate{}
+	if o.holds {
+		// A wallet is read through the ORM (table known) or by hand (SQL
+		// already built); a test whose hold is never reached says so.
+		holdOnWalletRead := func(tx *gorm.DB) {
+			if tx.Statement.Table == "wallets" || strings.Contains(tx.Statement.SQL.String(), "FROM wallets") {
+				walletReads.pass()
+			}
+		}
+		if err := db.Callback().Query().Before("gorm:query").Register("test:hold_wallet_query", holdOnWalletRead); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Callback().Row().Before("gorm:row").Register("test:hold_wallet_row", holdOnWalletRead); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var queue Queue
 	var inline *inlineQueue
 	var svcQueue payouts.Queue
@@ -103,8 +179,13 @@ func setupPayouts(t *testing.T, o payoutSetup) *payoutEnv {
 		svc := payouts.New(payouts.Options{DB: db, Vendors: registry, Queue: client, LockTTL: o.lockTTL, SubmitLease: time.Second, Now: clock.Now})
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
+		// Payments and webhooks have nothing to do here, but their periodic
+		// sweeps run and must find a service.
+		pay := payments.New(payments.Options{DB: db, Now: clock.Now})
+		hooks := webhooks.New(webhooks.Options{DB: db, Now: clock.Now})
 		go func() {
-			done <- worker.Run(ctx, worker.Deps{DB: db, Redis: opt, Payouts: svc, QueuePrefix: prefix, Concurrency: 8})
+			done <- worker.Run(ctx, worker.Deps{DB: db, Redis: opt, Payouts: svc, Payments: pay, Webhooks: hooks,
+				QueuePrefix: prefix, Concurrency: 8})
 		}()
 		t.Cleanup(func() {
 			cancel()
@@ -125,7 +206,9 @@ func setupPayouts(t *testing.T, o payoutSetup) *payoutEnv {
 			c.DisbursementSubmitWait = o.submitWait
 			c.DisbursementLockTTL = o.lockTTL
 		}})
-	e := &payoutEnv{bundle: b, svc: svc, store: store, vendor: counting, inline: inline, clock: clock}
+	e := &payoutEnv{bundle: b, svc: svc, store: store, vendor: counting, inline: inline, clock: clock,
+		inquiryGate: inquiryGate, statusDown: statusDown, walletReads: walletReads, sim: sim}
+	apiHandler.Store(b.server.Handler())
 	e.m = b.newMerchant()
 	e.wallet = b.newWallet(e.m.id, "Main", sandbox.SimBank, false)
 	e.ewallet = b.newWallet(e.m.id, "E-wallets", sandbox.SimWallet, false)
@@ -137,6 +220,91 @@ func setupPayouts(t *testing.T, o payoutSetup) *payoutEnv {
 		e.update(map[string]string{"withdrawals": string(o.withdrawals)})
 	}
 	return e
+}
+
+// gate holds the first call that passes it once armed, until released: a
+// create stopped at a chosen step while its twin runs.
+type gate struct {
+	mu      sync.Mutex
+	armed   bool
+	reached chan struct{}
+	release chan struct{}
+}
+
+// arm makes the next pass hold; it returns a channel closed when a call
+// is held, and the function that lets it go on.
+func (g *gate) arm() (reached <-chan struct{}, release func()) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.armed, g.reached, g.release = true, make(chan struct{}), make(chan struct{})
+	rel := g.release
+	var once sync.Once
+	return g.reached, func() { once.Do(func() { close(rel) }) }
+}
+
+func (g *gate) pass() {
+	g.mu.Lock()
+	if !g.armed {
+		g.mu.Unlock()
+		return
+	}
+	g.armed = false
+	reached, release := g.reached, g.release
+	g.mu.Unlock()
+	close(reached)
+	<-release
+}
+
+// switchable wraps every vendor of r with the harness's switches (a gate
+// on Inquire, statusDown on Status). A wrapped vendor implements
+// vendors.Completer and vendors.CallbackParser exactly when the vendor it
+// wraps does, as the API and the operator commands check for them.
+func switchable(r vendors.Registry, inquiry *gate, statusDown *atomic.Bool) vendors.Registry {
+	out := make(vendors.Registry, len(r))
+	for name, v := range r {
+		base := switchedVendor{Vendor: v, inquiry: inquiry, statusDown: statusDown}
+		completer, canComplete := v.(vendors.Completer)
+		parser, parsesCallbacks := v.(vendors.CallbackParser)
+		switch {
+		case canComplete && parsesCallbacks:
+			out[name] = struct {
+				switchedVendor
+				vendors.Completer
+				vendors.CallbackParser
+			}{base, completer, parser}
+		case canComplete:
+			out[name] = struct {
+				switchedVendor
+				vendors.Completer
+			}{base, completer}
+		case parsesCallbacks:
+			out[name] = struct {
+				switchedVendor
+				vendors.CallbackParser
+			}{base, parser}
+		default:
+			out[name] = base
+		}
+	}
+	return out
+}
+
+type switchedVendor struct {
+	vendors.Vendor
+	inquiry    *gate
+	statusDown *atomic.Bool
+}
+
+func (v switchedVendor) Inquire(ctx context.Context, req vendors.InquiryRequest) (vendors.Account, error) {
+	v.inquiry.pass()
+	return v.Vendor.Inquire(ctx, req)
+}
+
+func (v switchedVendor) Status(ctx context.Context, reference string) (vendors.PayoutResult, error) {
+	if v.statusDown.Load() {
+		return vendors.PayoutResult{}, fmt.Errorf("%w: status endpoint down (test)", vendors.ErrUnavailable)
+	}
+	return v.Vendor.Status(ctx, reference)
 }
 
 // inlineQueue runs a submit inside the enqueue (so a fresh create's wait

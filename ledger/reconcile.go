@@ -2,11 +2,13 @@ package ledger
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 
 	"gorm.io/gorm"
 
+	"github.com/payoutd/payoutd/database"
 	"github.com/payoutd/payoutd/models"
 )
 
@@ -37,9 +39,16 @@ const StuckAfter = time.Hour
 //   - the acquirer clearing account equals minus the price of settled
 //     payments, and the settlement fees their fees.
 //
-// It reads in one transaction so the figures are from one moment.
+// It reads in one transaction so the figures are from one moment: on
+// PostgreSQL a read-only REPEATABLE READ one, whose snapshot every statement
+// shares (at READ COMMITTED a payout paid between two of its reads would be
+// a false problem); SQLite runs it alone on its one connection.
 func Reconcile(ctx context.Context, db *gorm.DB) (*Report, error) {
 	report := &Report{SystemAccounts: map[string]string{}, Problems: []string{}, Warnings: []string{}}
+	var opts []*sql.TxOptions
+	if database.DialectOfDB(db) == database.Postgres {
+		opts = append(opts, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	}
 	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		for _, check := range []func(*gorm.DB, *Report) error{
 			checkTransactions, checkWallets, checkLocks, checkPayoutAccounts, checkSettlements,
@@ -50,7 +59,7 @@ func Reconcile(ctx context.Context, db *gorm.DB) (*Report, error) {
 			}
 		}
 		return nil
-	})
+	}, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -40,7 +40,8 @@ const firstSweepAfter = 15 * time.Second
 // transaction inserts the row (whose unique (client, key) index is the
 // idempotency record) and locks the gross with a conditional update that
 // cannot oversell; ErrInsufficientBalance when available does not cover
-// it. A request that stores nothing does not consume its key.
+// it, unless a twin with the same key is what took the funds: that answers
+// the twin's replay. A request that stores nothing does not consume its key.
 func (s *Service) Create(ctx context.Context, client *models.Client, req CreateRequest) (*Created, error) {
 	req.Params = req.Params.Normalize()
 	for attempt := 1; ; attempt++ {
@@ -63,20 +64,21 @@ func (s *Service) create(ctx context.Context, client *models.Client, req CreateR
 		return nil, models.ErrWithdrawalsSuspended
 	}
 	q, err := s.prepare(ctx, client, req.Params)
+	if errors.Is(err, models.ErrInsufficientBalance) {
+		return s.replayOr(ctx, client, req, err)
+	}
 	if err != nil {
 		return nil, err
 	}
 	d := s.newDisbursement(client, req, q)
 	err = s.insert(ctx, d)
-	if errors.Is(err, gorm.ErrDuplicatedKey) {
+	switch {
+	case errors.Is(err, gorm.ErrDuplicatedKey):
 		// A twin with the same key committed first: answer its result.
-		existing, rerr := s.replay(ctx, client, req)
-		if existing != nil || rerr != nil {
-			return existing, rerr
-		}
-		return nil, models.ErrIdempotencyInFlight
-	}
-	if err != nil {
+		return s.replayOr(ctx, client, req, models.ErrIdempotencyInFlight)
+	case errors.Is(err, models.ErrInsufficientBalance):
+		return s.replayOr(ctx, client, req, err)
+	case err != nil:
 		return nil, err
 	}
 	s.metrics.DisbursementTransition("", string(d.Status))
@@ -84,6 +86,22 @@ func (s *Service) create(ctx context.Context, client *models.Client, req CreateR
 		s.enqueueSubmit(ctx, d)
 	}
 	return &Created{Disbursement: d}, nil
+}
+
+// replayOr looks for the request's key once more, after a step that found
+// the funds gone or the key taken, and answers that disbursement's replay,
+// or err when there is none. The funds may be gone because a twin with the
+// same key locked them after this create's first lookup (rule 5: never 402
+// then). That twin's row is visible now: its lock and row commit in one
+// transaction, and a read or conditional update that saw the lock ran
+// after that commit (PostgreSQL only shows or waits for committed rows;
+// SQLite runs one writer), so this later lookup cannot miss it.
+func (s *Service) replayOr(ctx context.Context, client *models.Client, req CreateRequest, err error) (*Created, error) {
+	existing, rerr := s.replay(ctx, client, req)
+	if existing != nil || rerr != nil {
+		return existing, rerr
+	}
+	return nil, err
 }
 
 // replay finds the client's disbursement with the request's key: nil when

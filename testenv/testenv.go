@@ -2,6 +2,8 @@
 // a Redis client. With TEST_DATABASE_URL and TEST_REDIS_URL set (CI always
 // sets them) they are real PostgreSQL and Redis; otherwise a SQLite file and
 // miniredis, so the same suites run on the embedded backends of `payoutd dev`.
+// Under CI=true a missing variable fails the test instead: CI must never
+// pass on the embedded backends by accident.
 package testenv
 
 import (
@@ -39,7 +41,7 @@ func DB(t testing.TB) *gorm.DB {
 func DBWithURL(t testing.TB) (*gorm.DB, string) {
 	t.Helper()
 	var dbURL string
-	if base := os.Getenv("TEST_DATABASE_URL"); base != "" {
+	if base := requiredInCI(t, "TEST_DATABASE_URL"); base != "" {
 		dbURL = postgresDatabase(t, base)
 	} else {
 		dbURL = "sqlite://" + filepath.Join(t.TempDir(), "test.db")
@@ -65,6 +67,19 @@ func DBWithURL(t testing.TB) (*gorm.DB, string) {
 		}
 	}
 	return db, dbURL
+}
+
+// requiredInCI returns the value of the environment variable name. Under
+// CI=true an empty one fails the test, which would otherwise run on SQLite
+// or miniredis and prove nothing about PostgreSQL and Redis.
+func requiredInCI(t testing.TB, name string) string {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" && os.Getenv("CI") == "true" {
+		t.Fatalf("CI=true but %s is not set: CI runs every suite against real PostgreSQL and Redis "+
+			"(TEST_DATABASE_URL=postgres://..., TEST_REDIS_URL=redis://...); unset CI to use the embedded backends", name)
+	}
+	return v
 }
 
 // maxTestConns bounds each test database's pool.
@@ -219,7 +234,7 @@ func replaceDatabaseName(baseURL, name string) (string, error) {
 // server safely.
 func Redis(t testing.TB) (*redis.Client, *miniredis.Miniredis) {
 	t.Helper()
-	if raw := os.Getenv("TEST_REDIS_URL"); raw != "" {
+	if raw := requiredInCI(t, "TEST_REDIS_URL"); raw != "" {
 		opts, err := redis.ParseURL(raw)
 		if err != nil {
 			t.Fatalf("TEST_REDIS_URL: %v", err)
@@ -233,6 +248,103 @@ func Redis(t testing.TB) (*redis.Client, *miniredis.Miniredis) {
 	t.Cleanup(func() { rdb.Close() })
 	return rdb, mr
 }
+
+// Redis databases RedisDatabase leases on TEST_REDIS_URL's server: clear of
+// 0 (the shared suites' default) and 9 (cmd/loadtest's).
+const (
+	firstLeasedDB = 10
+	lastLeasedDB  = 15
+	leaseTTL      = time.Minute // renewed while the test runs
+	leaseWait     = 2 * time.Minute
+)
+
+// RedisDatabase returns the URL of a flushed Redis database the test has to
+// itself, for tests that run a whole service (another process, a proxy in
+// front of Redis) and so cannot keep to a queue prefix. On TEST_REDIS_URL's
+// server it leases one of databases 10 to 15 with a key in the URL's own
+// database, held until the test ends: test processes running at once (other
+// packages, other checkouts on the machine) never flush each other's data.
+// Without TEST_REDIS_URL it is a miniredis of the test's own.
+func RedisDatabase(t testing.TB) string {
+	t.Helper()
+	raw := requiredInCI(t, "TEST_REDIS_URL")
+	if raw == "" {
+		return "redis://" + miniredis.RunT(t).Addr() + "/0"
+	}
+	opts, err := redis.ParseURL(raw)
+	if err != nil {
+		t.Fatalf("TEST_REDIS_URL: %v", err)
+	}
+	leases := redis.NewClient(opts)
+	ctx := context.Background()
+	token := randomHex(8)
+	var n int
+	var key string
+	for deadline := time.Now().Add(leaseWait); n == 0; {
+		for db := firstLeasedDB; db <= lastLeasedDB && n == 0; db++ {
+			if db == opts.DB {
+				continue // holds the leases, and other tests' queues
+			}
+			k := fmt.Sprintf("payoutd:testenv:redis-db:%d", db)
+			ok, err := leases.SetNX(ctx, k, token, leaseTTL).Result()
+			if err != nil {
+				leases.Close()
+				t.Fatalf("lease a Redis database: %v", err)
+			}
+			if ok {
+				n, key = db, k
+			}
+		}
+		if n == 0 {
+			if time.Now().After(deadline) {
+				leases.Close()
+				t.Fatalf("no Redis database %d-%d free for %s", firstLeasedDB, lastLeasedDB, leaseWait)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	stop := make(chan struct{})
+	renewed := make(chan struct{})
+	go func() {
+		defer close(renewed)
+		tick := time.NewTicker(leaseTTL / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				leaseScript.Run(ctx, leases, []string{key}, token, leaseTTL.Milliseconds())
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		close(stop)
+		<-renewed
+		leaseScript.Run(ctx, leases, []string{key}, token, 0)
+		leases.Close()
+	})
+	db := *opts
+	db.DB = n
+	rdb := redis.NewClient(&db)
+	defer rdb.Close()
+	if err := rdb.FlushDB(ctx).Err(); err != nil {
+		t.Fatalf("flush Redis database %d: %v", n, err)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatalf("TEST_REDIS_URL: %v", err)
+	}
+	u.Path = fmt.Sprintf("/%d", n)
+	return u.String()
+}
+
+// leaseScript renews a lease for ARGV[2] ms, or releases it when that is 0,
+// only while ARGV[1] holds it.
+var leaseScript = redis.NewScript(`
+if redis.call("GET", KEYS[1]) ~= ARGV[1] then return 0 end
+if tonumber(ARGV[2]) == 0 then return redis.call("DEL", KEYS[1]) end
+return redis.call("PEXPIRE", KEYS[1], ARGV[2])`)
 
 func randomHex(n int) string {
 	b := make([]byte, n)

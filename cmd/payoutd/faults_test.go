@@ -18,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
@@ -58,7 +57,6 @@ type stack struct {
 }
 
 type stackOptions struct {
-	redisDB      int           // the Redis database number on a real server
 	submitDelay  time.Duration // the simulator answers each payout submit this late
 	redisURL     string        // overrides: e.g. a proxy in front of Redis
 	queuePrefix  string        // the in-process API's queues
@@ -71,7 +69,7 @@ func newStack(t *testing.T, o stackOptions) *stack {
 	db, dbURL := testenv.DBWithURL(t)
 	s := &stack{t: t, db: db, dbURL: dbURL, redisURL: o.redisURL}
 	if s.redisURL == "" {
-		s.redisURL = redisDatabase(t, o.redisDB)
+		s.redisURL = testenv.RedisDatabase(t) // a flushed database of its own
 	}
 	if o.completeWait == 0 {
 		o.completeWait = 100 * time.Millisecond
@@ -253,7 +251,7 @@ func (s *stack) paidOnce(n int) {
 // wire; a new worker process finishes the batch. Every payout ends SUCCESS,
 // the vendor is asked to pay each exactly once, reconcile is clean.
 func TestWorkerKilledMidBatch(t *testing.T) {
-	s := newStack(t, stackOptions{redisDB: 12, submitDelay: 150 * time.Millisecond})
+	s := newStack(t, stackOptions{submitDelay: 150 * time.Millisecond})
 	const n = 120
 	for i := 0; i < n; i++ {
 		if code, body := s.create(fmt.Sprintf("kill-%d", i), "1234567890"); code != http.StatusCreated {
@@ -283,7 +281,7 @@ func TestWorkerKilledMidBatch(t *testing.T) {
 // still answered 201 (the rows commit; the enqueue fails and is logged),
 // and once Redis is back the sweep submits every one of them.
 func TestRedisOutageDuringCreates(t *testing.T) {
-	backend := redisDatabase(t, 13)
+	backend := testenv.RedisDatabase(t)
 	proxy := newTCPProxy(t, mustParseRedis(t, backend).Addr)
 	u, _ := url.Parse(backend)
 	u.Host = proxy.addr
@@ -349,28 +347,6 @@ func TestPayoutsAcrossRealSockets(t *testing.T) {
 	}
 	s.waitFor("the callback applied", 10*time.Second, func() bool { return status("1000000005") == models.StatusSuccess })
 	s.paidOnce(3)
-}
-
-// redisDatabase returns a Redis URL for database n of TEST_REDIS_URL's
-// server, flushed, or of a miniredis of the test's own.
-func redisDatabase(t *testing.T, n int) string {
-	t.Helper()
-	base := os.Getenv("TEST_REDIS_URL")
-	if base == "" {
-		mr := miniredis.RunT(t)
-		return "redis://" + mr.Addr() + "/0"
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = fmt.Sprintf("/%d", n)
-	rdb := redis.NewClient(mustParseRedis(t, u.String()))
-	defer rdb.Close()
-	if err := rdb.FlushDB(context.Background()).Err(); err != nil {
-		t.Fatal(err)
-	}
-	return u.String()
 }
 
 func mustParseRedis(t *testing.T, raw string) *redis.Options {

@@ -1,0 +1,232 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/signature"
+	"github.com/payoutd/payoutd/vendors"
+	"github.com/payoutd/payoutd/vendors/sandbox"
+	"github.com/payoutd/payoutd/vendors/vendorsim"
+)
+
+// The lifecycle's other moves with the real asynq worker in-process (on
+// real Redis and PostgreSQL in CI): what the worker's tasks and schedule
+// do, not what a test calls by hand.
+
+// workerSetup is a worker-driven environment. The create waits long for
+// the worker's first outcome: a slow machine must not turn REQUESTED
+// answers into VERIFIED ones.
+func workerSetup(t *testing.T, o payoutSetup) *payoutEnv {
+	o.worker = true
+	if o.submitWait == 0 {
+		o.submitWait = 15 * time.Second
+	}
+	return setupPayouts(t, o)
+}
+
+// trail returns a disbursement's audit trail as "FROM→TO" steps.
+func (e *payoutEnv) trail(id string) []string {
+	e.t.Helper()
+	rows, err := e.svc.Transitions(context.Background(), uuid.MustParse(id))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = string(r.FromStatus) + "→" + string(r.ToStatus)
+	}
+	return out
+}
+
+func (e *payoutEnv) wantTrail(id string, want ...string) {
+	e.t.Helper()
+	if got := e.trail(id); strings.Join(got, " ") != strings.Join(want, " ") {
+		e.t.Fatalf("trail of %s: %v, want %v", id, got, want)
+	}
+}
+
+// A payout waiting for review is approved by an operator; the worker then
+// submits it at once (not a sweep's 15 s later) and it is paid, once.
+func TestDisbursementApprovedThenPaidThroughTheWorker(t *testing.T) {
+	t.Parallel()
+	e := workerSetup(t, payoutSetup{})
+	e.update(map[string]string{"review-threshold": "500000"})
+	p := e.body("500000", "1234567890")
+	d := e.create("review", p).created(t, models.StatusPendingVerification)
+	e.wantWallet(e.wallet, 1_000_000, 500_000)
+
+	approvedAt := e.clock.Now()
+	if _, err := e.svc.Approve(ctxb, uuid.MustParse(d.ID), "ops"); err != nil {
+		t.Fatalf("approve: %v", err)
+	}
+	e.eventually(d.ID, models.StatusSuccess)
+	if got, _ := e.svc.Get(ctxb, uuid.MustParse(d.ID)); got.RequestedAt.Sub(approvedAt) > 10*time.Second {
+		t.Fatalf("sent %s after the approval, want at once", got.RequestedAt.Sub(approvedAt))
+	}
+	if n := e.submitCalls(d.ID); n != 1 {
+		t.Fatalf("vendor asked to pay %d times", n)
+	}
+	e.wantTrail(d.ID, "→PENDING_VERIFICATION", "PENDING_VERIFICATION→VERIFIED", "VERIFIED→REQUESTED", "REQUESTED→SUCCESS")
+	rec := e.get(d.ID).disbursement(t)
+	if rec.Status != "SUCCESS" || rec.RequestedAt == nil || rec.CompletedAt == nil {
+		t.Fatalf("record %+v", rec)
+	}
+	r := e.create("review", p)
+	r.replayed(t, http.StatusOK, "")
+	if r.disbursement(t).Status != "SUCCESS" {
+		t.Fatalf("replay %s", r.body)
+	}
+	e.wantWallet(e.wallet, 500_000, 0)
+	e.reconciled()
+}
+
+// A payout waiting for review is cancelled by an operator: its lock is
+// released and the running worker never sends it, while it carries a
+// payout created afterwards through to SUCCESS.
+func TestDisbursementCancelledWhileTheWorkerRuns(t *testing.T) {
+	t.Parallel()
+	e := workerSetup(t, payoutSetup{})
+	e.update(map[string]string{"review-threshold": "500000"})
+	p := e.body("600000", "1234567890")
+	d := e.create("review", p).created(t, models.StatusPendingVerification)
+	if _, err := e.svc.Cancel(ctxb, uuid.MustParse(d.ID), "ops"); err != nil {
+		t.Fatalf("cancel: %v", err)
+	}
+	e.wantWallet(e.wallet, 1_000_000, 0)
+
+	after := e.create("after", e.body("100000", "1234567890")).disbursement(t)
+	e.eventually(after.ID, models.StatusSuccess)
+	e.wantStatus(d.ID, models.StatusCancelled)
+	if n := e.submitCalls(d.ID); n != 0 {
+		t.Fatalf("cancelled payout sent %d times", n)
+	}
+	e.wantTrail(d.ID, "→PENDING_VERIFICATION", "PENDING_VERIFICATION→CANCELLED")
+	e.create("review", p).replayed(t, http.StatusConflict, "disbursement was cancelled")
+	e.wantWallet(e.wallet, 900_000, 0)
+	e.reconciled()
+}
+
+// A payout nobody reviews within DISBURSEMENT_LOCK_TTL is expired by the
+// worker's scheduled payout:expire (every 10 s; nothing here calls the
+// expiry): the lock is released, a replay answers 410, nothing was sent.
+func TestDisbursementLockExpiresOnTheWorkersSchedule(t *testing.T) {
+	t.Parallel()
+	e := workerSetup(t, payoutSetup{lockTTL: time.Second})
+	e.update(map[string]string{"review-threshold": "500000"})
+	p := e.body("500000", "1234567890")
+	d := e.create("review", p).created(t, models.StatusPendingVerification)
+	e.wantWallet(e.wallet, 1_000_000, 500_000)
+
+	e.eventually(d.ID, models.StatusExpired)
+	e.wantTrail(d.ID, "→PENDING_VERIFICATION", "PENDING_VERIFICATION→EXPIRED")
+	if rec := e.get(d.ID).disbursement(t); rec.CompletedAt == nil || rec.RequestedAt != nil {
+		t.Fatalf("record %+v", rec)
+	}
+	e.create("review", p).replayed(t, http.StatusGone, "Withdrawal lock has expired")
+	if n := e.submitCalls(d.ID); n != 0 {
+		t.Fatalf("expired payout sent %d times", n)
+	}
+	e.wantWallet(e.wallet, 1_000_000, 0)
+	e.reconciled()
+}
+
+// 1000000004 through the worker: the vendor accepts it (the create answers
+// REQUESTED), and a later scheduled status check finds it returned: FAILED
+// with the vendor's reason, the lock released, no money moved.
+func TestDisbursementFailedByPollThroughTheWorker(t *testing.T) {
+	t.Parallel()
+	e := workerSetup(t, payoutSetup{completeAfter: 300 * time.Millisecond})
+	p := e.body("100000", sandbox.AccountFailsLater)
+	d := e.create("k", p).created(t, models.StatusRequested)
+	e.wantWallet(e.wallet, 1_000_000, 100_000)
+
+	e.eventually(d.ID, models.StatusFailed)
+	e.wantTrail(d.ID, "→VERIFIED", "VERIFIED→REQUESTED", "REQUESTED→FAILED")
+	rec := e.get(d.ID).disbursement(t)
+	if rec.FailedReason == nil || *rec.FailedReason != "recipient bank returned the transfer" || rec.RequestedAt == nil || rec.CompletedAt == nil {
+		t.Fatalf("record %+v", rec)
+	}
+	e.create("k", p).replayed(t, http.StatusServiceUnavailable, "Vendor payout request failed")
+	if n := e.submitCalls(d.ID); n != 1 {
+		t.Fatalf("vendor asked to pay %d times", n)
+	}
+	e.wantWallet(e.wallet, 1_000_000, 0)
+	e.reconciled()
+}
+
+// The vendor (the HTTP simulator) fails a REQUESTED payout and says so in
+// its signed callback to POST /vendor-callbacks/simbank. Its status API is
+// down meanwhile, so the worker's polls learn nothing: the callback alone
+// moves the payout to FAILED.
+func TestDisbursementFailedByVendorCallbackThroughTheWorker(t *testing.T) {
+	t.Parallel()
+	e := workerSetup(t, payoutSetup{vendorsim: true})
+	p := e.body("100000", sandbox.AccountStaysRequested)
+	d := e.create("k", p).created(t, models.StatusRequested)
+	e.statusDown.Store(true)
+
+	ref := models.VendorReferenceFor(uuid.MustParse(d.ID))
+	if err := e.sim.Vendor(sandbox.SimBank).Complete(ctxb, ref, vendors.PayoutFailed, "recipient name mismatch"); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually(d.ID, models.StatusFailed)
+	e.wantTrail(d.ID, "→VERIFIED", "VERIFIED→REQUESTED", "REQUESTED→FAILED")
+	rec := e.get(d.ID).disbursement(t)
+	if rec.FailedReason == nil || *rec.FailedReason != "recipient name mismatch" || rec.CompletedAt == nil {
+		t.Fatalf("record %+v", rec)
+	}
+	e.create("k", p).replayed(t, http.StatusServiceUnavailable, "Vendor payout request failed")
+	e.wantWallet(e.wallet, 1_000_000, 0)
+	e.reconciled()
+}
+
+// A callback to POST /vendor-callbacks/{vendor} that the vendor did not
+// sign is answered 401 and changes nothing: not the payout, the wallet,
+// nor what was stored. The same body signed with the vendor's secret is
+// then applied, so the refusals were for the signature alone.
+func TestDisbursementForgedVendorCallbackIsRefused(t *testing.T) {
+	t.Parallel()
+	e := setupPayouts(t, payoutSetup{vendorsim: true})
+	d := e.create("k", e.body("100000", sandbox.AccountStaysRequested)).created(t, models.StatusRequested)
+	ref := models.VendorReferenceFor(uuid.MustParse(d.ID))
+	body, _ := json.Marshal(map[string]string{"reference": ref, "status": "SUCCESS", "failure_reason": ""})
+	other, _ := json.Marshal(map[string]string{"reference": ref, "status": "FAILED", "failure_reason": "forged"})
+	callback := func(body []byte, sig string) response {
+		t.Helper()
+		headers := map[string]string{}
+		if sig != "" {
+			headers[vendorsim.SignatureHeader] = sig
+		}
+		return e.do(request{method: http.MethodPost, path: "/vendor-callbacks/" + sandbox.SimBank, body: body, headers: headers})
+	}
+	before, trail := e.snapshot(), e.trail(d.ID)
+	for name, r := range map[string]response{
+		"unsigned":                 callback(body, ""),
+		"signed with another key":  callback(body, signature.Sign("not-the-vendor-secret", body, e.now())),
+		"signature of other bytes": callback(body, signature.Sign(vendorSimSecret, other, e.now())),
+		"signed 6 minutes ago":     callback(body, signature.Sign(vendorSimSecret, body, e.now().Add(-6*time.Minute))),
+	} {
+		r.expect(t, http.StatusUnauthorized, "")
+		if !strings.HasPrefix(r.errBody, vendors.ErrInvalidCallback.Error()) {
+			t.Fatalf("%s: error %q", name, r.errBody)
+		}
+	}
+	e.wantStatus(d.ID, models.StatusRequested)
+	if got := e.trail(d.ID); strings.Join(got, " ") != strings.Join(trail, " ") {
+		t.Fatalf("trail changed: %v, was %v", got, trail)
+	}
+	e.unchanged(before)
+
+	callback(other, signature.Sign(vendorSimSecret, other, e.now())).expect(t, http.StatusOK, "")
+	e.wantStatus(d.ID, models.StatusFailed)
+	e.wantWallet(e.wallet, 1_000_000, 0)
+	e.reconciled()
+}
