@@ -24,6 +24,10 @@ type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
+// failedResult is a result printed in full although the command failed
+// (a redelivery the receiver refused): commandFailure says why, or is empty.
+type failedResult interface{ commandFailure() string }
+
 // command is one `payoutd admin <group> <verb>`.
 type command struct {
 	name string
@@ -86,6 +90,10 @@ func Run(ctx context.Context, d Deps, args []string, stdout, stderr io.Writer) i
 	}
 	if report, ok := result.(*ledger.Report); ok && !report.OK {
 		return ExitInvariant
+	}
+	if f, ok := result.(failedResult); ok && f.commandFailure() != "" {
+		WriteError(stderr, f.commandFailure())
+		return 1
 	}
 	return 0
 }

@@ -3,8 +3,10 @@ package admin
 import (
 	"context"
 	"flag"
+	"fmt"
 
 	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/webhooks"
 )
 
 // WebhookEventRecord is how operator commands show a webhook event.
@@ -77,15 +79,39 @@ func runWebhookRedeliver(ctx context.Context, d Deps, fs *flag.FlagSet, args []s
 	if err != nil {
 		return nil, err
 	}
-	return toWebhookEventRecord(done.Event, &done.Attempt), nil
+	out := redeliveryRecord{WebhookEventRecord: toWebhookEventRecord(done.Event, &done.Attempt)}
+	if !done.OK() {
+		reason := "no answer"
+		if out.LastAttempt.Error != nil {
+			reason = *out.LastAttempt.Error
+		}
+		out.failure = fmt.Sprintf("redelivery of event %s failed (attempt %d): %s", id, done.Attempt.Attempt, reason)
+	}
+	return out, nil
 }
+
+// redeliveryRecord is what redeliver prints. A redelivery that got no 2xx
+// is printed all the same, then fails the command (failedResult), so a
+// script cannot take it for delivered.
+type redeliveryRecord struct {
+	WebhookEventRecord
+	failure string
+}
+
+func (r redeliveryRecord) commandFailure() string { return r.failure }
 
 func toWebhookEventRecord(e models.WebhookEvent, last *models.WebhookAttempt) WebhookEventRecord {
 	r := WebhookEventRecord{EventID: e.ID.String(), Event: e.Event, SubjectID: e.SubjectID.String(), State: string(e.State),
 		Attempts: e.Attempts, CreatedAt: models.FormatTime(e.CreatedAt), DeliveredAt: models.FormatTimePtr(e.DeliveredAt), NextAttemptAt: models.FormatTimePtr(e.NextAttemptAt)}
 	if last != nil {
-		r.LastAttempt = &WebhookAttemptRecord{Attempt: last.Attempt, At: models.FormatTime(last.StartedAt), URL: last.URL,
-			StatusCode: last.StatusCode, LatencyMS: last.LatencyMS, Error: last.Error, NextAttemptAt: models.FormatTimePtr(last.NextAttemptAt)}
+		// Attempts recorded before URLs were redacted at the source may
+		// still carry a merchant's credentials.
+		r.LastAttempt = &WebhookAttemptRecord{Attempt: last.Attempt, At: models.FormatTime(last.StartedAt), URL: webhooks.Redact(last.URL),
+			StatusCode: last.StatusCode, LatencyMS: last.LatencyMS, NextAttemptAt: models.FormatTimePtr(last.NextAttemptAt)}
+		if last.Error != nil {
+			msg := webhooks.Redact(*last.Error)
+			r.LastAttempt.Error = &msg
+		}
 	}
 	return r
 }

@@ -40,6 +40,7 @@ type Deliverer struct {
 	sealer   *credentials.Sealer
 	guard    Guard
 	client   *http.Client
+	timeout  time.Duration
 	schedule Schedule
 	queue    Queue
 	now      func() time.Time
@@ -69,12 +70,15 @@ func New(o Options) *Deliverer {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Deliverer{db: o.DB, sealer: o.Sealer, guard: o.Guard, client: o.Guard.HTTPClient(o.Timeout),
+	return &Deliverer{db: o.DB, sealer: o.Sealer, guard: o.Guard, client: o.Guard.HTTPClient(o.Timeout), timeout: o.Timeout,
 		schedule: o.Schedule, queue: o.Queue, now: o.Now, metrics: o.Metrics}
 }
 
 // Schedule is the retry schedule in use.
 func (d *Deliverer) Schedule() Schedule { return d.schedule }
+
+// Timeout is the limit of one attempt.
+func (d *Deliverer) Timeout() time.Duration { return d.timeout }
 
 // RetryLater asks the queue to run the task again after Delay.
 type RetryLater struct {
@@ -93,14 +97,30 @@ func (r *RetryLater) Error() string {
 // archived, not retried.
 var ErrGaveUp = errors.New("webhook delivery failed on every attempt of the schedule")
 
-// waitForEarlier is how long an event waits for an earlier event of its
-// subject to be delivered first.
+// waitForEarlier is how long after the earlier events of its subject are
+// due a held event looks again (holdBehindEarlier), should nothing wake it.
 const waitForEarlier = 2 * time.Second
 
+// earlyTolerance is how early a task may run and still make the attempt:
+// asynq keeps retry times to the second, so a retry may start up to a
+// second before the next_attempt_at it was scheduled for, and waits. A
+// task further ahead is not the one the event waits for (say the sweep's
+// copy of a late task, after that task made the attempt): it ends without
+// sending.
+const earlyTolerance = 2 * time.Second
+
+// claimLease is how long past the attempt's timeout a claimed attempt keeps
+// the event to itself (as its next_attempt_at): only a crash while sending
+// outlives it, and then the sweep takes the event over.
+const claimLease = 30 * time.Second
+
 // Deliver makes one delivery attempt of a pending event: the webhook:deliver
-// task. It returns nil when the event is delivered (or needs no delivery),
-// a *RetryLater when it should be tried again, and an error wrapping
-// ErrGaveUp after the schedule's last attempt.
+// task. It returns nil when the event is delivered (or needs no delivery,
+// or another delivery owns its next attempt), a *RetryLater when it should
+// be tried again, and an error wrapping ErrGaveUp after the schedule's last
+// attempt. The attempt is claimed on the event row before anything is
+// sent, so two deliveries of one event never both send, and none sends
+// before the event is due.
 func (d *Deliverer) Deliver(ctx context.Context, id uuid.UUID) error {
 	ev, err := d.event(ctx, id)
 	if err != nil {
@@ -109,11 +129,22 @@ func (d *Deliverer) Deliver(ctx context.Context, id uuid.UUID) error {
 	if ev.State != models.WebhookPending {
 		return nil
 	}
-	if blocked, err := d.earlierPending(ctx, ev); err != nil || blocked {
-		if err != nil {
-			return err
+	if wait := d.untilDue(ev); wait > earlyTolerance {
+		return nil
+	} else if wait > 0 {
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return ctx.Err()
 		}
-		return &RetryLater{Delay: waitForEarlier, Reason: "an earlier event of " + ev.SubjectID.String() + " is not delivered yet"}
+	}
+	if blocked, later, err := d.holdBehindEarlier(ctx, ev); err != nil {
+		return err
+	} else if blocked {
+		if later == nil {
+			return nil
+		}
+		return later
 	}
 	client, secret, err := d.recipient(ctx, ev)
 	if err != nil {
@@ -121,10 +152,58 @@ func (d *Deliverer) Deliver(ctx context.Context, id uuid.UUID) error {
 	}
 	url := urlFor(client, ev.Target)
 	if url == "" {
-		return d.finish(ctx, ev, models.WebhookNoURL, nil)
+		if err := d.finish(ctx, ev, models.WebhookNoURL, nil); err != nil {
+			return err
+		}
+		d.wakeNext(ctx, ev)
+		return nil
 	}
-	attempt := d.send(ctx, ev, url, secret)
-	return d.record(ctx, ev, attempt)
+	n, claimed, err := d.claim(ctx, ev)
+	if err != nil || !claimed {
+		return err
+	}
+	return d.record(ctx, ev, n, d.send(ctx, ev, url, secret))
+}
+
+// untilDue is how long until the event's next attempt is due.
+func (d *Deliverer) untilDue(ev *models.WebhookEvent) time.Duration {
+	if ev.NextAttemptAt == nil {
+		return 0
+	}
+	return ev.NextAttemptAt.Sub(d.now())
+}
+
+// claim takes the event's next attempt for this delivery with one
+// conditional update: of two deliveries of one event (a task that ran late
+// and the sweep's copy of it) only one gets it, and none before the event
+// is due. The attempt is counted at once and the event leased until its
+// outcome is recorded. It returns the attempt's number, or false when the
+// event is not this delivery's to send (any more).
+func (d *Deliverer) claim(ctx context.Context, ev *models.WebhookEvent) (int, bool, error) {
+	for range 3 {
+		now := d.now().UTC()
+		res := d.db.WithContext(ctx).Model(&models.WebhookEvent{}).
+			Where("id = ? AND state = ? AND attempts = ? AND (next_attempt_at IS NULL OR next_attempt_at <= ?)",
+				ev.ID, models.WebhookPending, ev.Attempts, now).
+			Updates(map[string]any{"attempts": ev.Attempts + 1, "next_attempt_at": now.Add(d.timeout + claimLease), "updated_at": now})
+		if res.Error != nil {
+			return 0, false, res.Error
+		}
+		if res.RowsAffected == 1 {
+			return ev.Attempts + 1, true, nil
+		}
+		// An operator's redelivery counts an attempt without taking the
+		// event: still due, it is still ours. Anything else owns it now.
+		fresh, err := d.event(ctx, ev.ID)
+		if err != nil {
+			return 0, false, err
+		}
+		if fresh.State != models.WebhookPending || d.untilDue(fresh) > 0 {
+			return 0, false, nil
+		}
+		ev = fresh
+	}
+	return 0, false, nil
 }
 
 func (d *Deliverer) event(ctx context.Context, id uuid.UUID) (*models.WebhookEvent, error) {
@@ -136,13 +215,59 @@ func (d *Deliverer) event(ctx context.Context, id uuid.UUID) (*models.WebhookEve
 	return &ev, err
 }
 
-// earlierPending reports whether an earlier event of the same subject is
-// still to be delivered: events of one subject go out in order.
-func (d *Deliverer) earlierPending(ctx context.Context, ev *models.WebhookEvent) (bool, error) {
-	var n int64
-	err := d.db.WithContext(ctx).Model(&models.WebhookEvent{}).
-		Where("subject_id = ? AND sequence < ? AND state = ?", ev.SubjectID, ev.Sequence, models.WebhookPending).Count(&n).Error
-	return n > 0, err
+// holdBehindEarlier keeps ev waiting while an earlier event of its subject
+// is pending (events of one subject go out in order) without spending its
+// attempts: its next_attempt_at moves just past the latest of theirs, so
+// the sweep leaves it alone, and the earlier event's outcome wakes it
+// sooner (wakeNext). It reports whether ev is blocked, and the retry its
+// task should ask for (nil when ev changed meanwhile: not this task's).
+func (d *Deliverer) holdBehindEarlier(ctx context.Context, ev *models.WebhookEvent) (bool, *RetryLater, error) {
+	var earlier []models.WebhookEvent
+	err := d.db.WithContext(ctx).Select("id", "next_attempt_at").
+		Where("subject_id = ? AND sequence < ? AND state = ?", ev.SubjectID, ev.Sequence, models.WebhookPending).Find(&earlier).Error
+	if err != nil || len(earlier) == 0 {
+		return false, nil, err
+	}
+	now := d.now().UTC()
+	until := now
+	for _, e := range earlier {
+		if e.NextAttemptAt != nil && e.NextAttemptAt.After(until) {
+			until = *e.NextAttemptAt
+		}
+	}
+	until = until.UTC().Add(waitForEarlier)
+	res := d.db.WithContext(ctx).Model(&models.WebhookEvent{}).
+		Where("id = ? AND state = ? AND attempts = ?", ev.ID, models.WebhookPending, ev.Attempts).
+		Updates(map[string]any{"next_attempt_at": until, "updated_at": now})
+	if res.Error != nil || res.RowsAffected != 1 {
+		return true, nil, res.Error
+	}
+	return true, &RetryLater{Delay: until.Sub(now), Reason: "an earlier event of " + ev.SubjectID.String() + " is not delivered yet"}, nil
+}
+
+// wakeNext hands ordered delivery on once ev is no longer pending: the next
+// event of its subject held behind it becomes due now and is queued at
+// once, not when its hold runs out. A failure here only delays that event
+// until then, so it is logged, not returned.
+func (d *Deliverer) wakeNext(ctx context.Context, ev *models.WebhookEvent) {
+	var next models.WebhookEvent
+	err := d.db.WithContext(ctx).Select("id").
+		Where("subject_id = ? AND sequence > ? AND state = ? AND attempts = 0", ev.SubjectID, ev.Sequence, models.WebhookPending).
+		Order("sequence").Limit(1).Find(&next).Error
+	if err == nil && next.ID != uuid.Nil {
+		now := d.now().UTC()
+		res := d.db.WithContext(ctx).Model(&models.WebhookEvent{}).
+			Where("id = ? AND state = ? AND attempts = 0 AND next_attempt_at > ?", next.ID, models.WebhookPending, now).
+			Updates(map[string]any{"next_attempt_at": now, "updated_at": now})
+		err = res.Error
+		if err == nil && res.RowsAffected == 1 && d.queue != nil {
+			err = d.queue.EnqueueWebhook(ctx, next.ID, "after-"+ev.ID.String())
+		}
+	}
+	if err != nil {
+		slog.WarnContext(ctx, "webhook: waking the next event of the subject failed; it waits out its hold",
+			slog.String("event_id", ev.ID.String()), slog.Any("error", err))
+	}
 }
 
 // recipient reads the client's current URLs and opens its Callback Secret.
@@ -180,15 +305,17 @@ func (a attemptResult) ok() bool {
 // send POSTs the event's body, signed afresh.
 func (d *Deliverer) send(ctx context.Context, ev *models.WebhookEvent, url, secret string) attemptResult {
 	started := d.now()
-	result := attemptResult{url: url, started: started}
+	// Only the text kept of the attempt is redacted: the request itself
+	// carries the URL's credentials (basic auth) as the merchant set it.
+	result := attemptResult{url: Redact(url), started: started}
 	if err := d.guard.CheckURL(url); err != nil {
-		result.err, result.blocked = err.Error(), true
+		result.err, result.blocked = Redact(err.Error()), true
 		return result
 	}
 	body := []byte(ev.Body)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		result.err = err.Error()
+		result.err = Redact(err.Error())
 		return result
 	}
 	req.Header.Set("Content-Type", "application/json")
@@ -199,7 +326,7 @@ func (d *Deliverer) send(ctx context.Context, ev *models.WebhookEvent, url, secr
 	resp, err := d.client.Do(req)
 	result.latency = time.Since(clock)
 	if err != nil {
-		result.err, result.blocked = err.Error(), errors.Is(err, ErrBlockedDestination)
+		result.err, result.blocked = Redact(err.Error()), errors.Is(err, ErrBlockedDestination)
 		return result
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
@@ -212,15 +339,20 @@ func (d *Deliverer) send(ctx context.Context, ev *models.WebhookEvent, url, secr
 	return result
 }
 
-// record writes the attempt and the event's new state, and says what the
-// queue should do next.
-func (d *Deliverer) record(ctx context.Context, ev *models.WebhookEvent, a attemptResult) error {
-	n := ev.Attempts + 1
+// attemptRow is attempt n as recorded.
+func attemptRow(ev *models.WebhookEvent, n int, a attemptResult) models.WebhookAttempt {
 	row := models.WebhookAttempt{EventID: ev.ID, Attempt: n, URL: a.url, StartedAt: a.started.UTC(),
 		StatusCode: a.statusCode, LatencyMS: a.latency.Milliseconds()}
 	if a.err != "" {
 		row.Error = &a.err
 	}
+	return row
+}
+
+// record writes claimed attempt n and the event's new state, and says what
+// the queue should do next.
+func (d *Deliverer) record(ctx context.Context, ev *models.WebhookEvent, n int, a attemptResult) error {
+	row := attemptRow(ev, n, a)
 	state := models.WebhookDelivered
 	var wait time.Duration
 	if !a.ok() {
@@ -233,26 +365,36 @@ func (d *Deliverer) record(ctx context.Context, ev *models.WebhookEvent, a attem
 			row.NextAttemptAt = &next
 		}
 	}
+	var settled bool
 	err := d.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Create(&row).Error; err != nil {
 			return err
 		}
-		updates := map[string]any{"attempts": n, "state": state, "next_attempt_at": row.NextAttemptAt, "updated_at": d.now().UTC()}
+		updates := map[string]any{"state": state, "next_attempt_at": row.NextAttemptAt, "updated_at": d.now().UTC()}
 		if state == models.WebhookDelivered {
 			updates["delivered_at"] = a.started.UTC()
 		}
-		return tx.Model(&models.WebhookEvent{}).Where("id = ?", ev.ID).Updates(updates).Error
+		// Still pending unless an operator's redelivery delivered it while
+		// this attempt was out; then that outcome stands.
+		res := tx.Model(&models.WebhookEvent{}).Where("id = ? AND state = ?", ev.ID, models.WebhookPending).Updates(updates)
+		settled = res.RowsAffected == 1
+		return res.Error
 	})
 	if err != nil {
 		return err
 	}
 	d.count(ev, a, state)
+	if !settled {
+		return nil
+	}
 	switch state {
 	case models.WebhookDelivered:
+		d.wakeNext(ctx, ev)
 		return nil
 	case models.WebhookPending:
 		return &RetryLater{Delay: wait, Reason: fmt.Sprintf("attempt %d: %s", n, a.err)}
 	default:
+		d.wakeNext(ctx, ev)
 		slog.ErrorContext(ctx, "webhook delivery gave up", slog.String("event_id", ev.ID.String()),
 			slog.String("client_id", ev.ClientID.String()), slog.Int("attempts", n))
 		return fmt.Errorf("%w (attempt %d: %s)", ErrGaveUp, n, a.err)

@@ -352,8 +352,15 @@ func TestGuardRefusesLoopbackInProductionAllowsItInStaging(t *testing.T) {
 			if len(attempts) != 1 {
 				t.Fatalf("%d attempts", len(attempts))
 			}
-			if tc.want == models.WebhookPending && (attempts[0].Error == nil || !strings.Contains(*attempts[0].Error, "refused")) {
-				t.Fatalf("attempt error %v, want the guard's refusal", attempts[0].Error)
+			// The guard's own words: "connection refused" must not pass.
+			if msg := ""; tc.want == models.WebhookPending {
+				if attempts[0].Error != nil {
+					msg = *attempts[0].Error
+				}
+				if !strings.Contains(msg, webhooks.ErrBlockedDestination.Error()+": ") ||
+					!strings.Contains(msg, " is a loopback, link-local, private or reserved address") {
+					t.Fatalf("attempt error %q, want the guard's refusal", msg)
+				}
 			}
 		})
 	}

@@ -13,8 +13,10 @@
 // and records every attempt. Any 2xx is delivered; anything else is retried
 // with exponential backoff and jitter over about three days (Schedule), then
 // the task is archived in asynq and the event marked failed, for operators
-// to redeliver. Events of one subject are delivered in order. Receivers
-// dedupe on the event id: delivery is at least once.
+// to redeliver. Each attempt is claimed on the event row before it is sent,
+// so a task that runs late and the sweep's copy of it never both send.
+// Events of one subject are delivered in order. Receivers dedupe on the
+// event id: delivery is at least once.
 //
 // Guard keeps deliveries away from the service's own network (SSRF): in
 // production only https, and no loopback, link-local or private address

@@ -56,8 +56,10 @@ func Record(tx *gorm.DB, e NewEvent, now time.Time) (*models.WebhookEvent, error
 	if err != nil {
 		return nil, err
 	}
+	// In UTC like every due time it is compared with (SQLite compares text).
+	due := now.UTC()
 	ev := &models.WebhookEvent{ID: id, ClientID: e.ClientID, Event: e.Event, SubjectID: e.SubjectID, Sequence: last + 1,
-		Target: e.Target, Body: string(body), State: models.WebhookPending, NextAttemptAt: &now, CreatedAt: now, UpdatedAt: now}
+		Target: e.Target, Body: string(body), State: models.WebhookPending, NextAttemptAt: &due, CreatedAt: now, UpdatedAt: now}
 	if urlFor(&client, e.Target) == "" {
 		ev.State, ev.NextAttemptAt = models.WebhookNoURL, nil
 	}

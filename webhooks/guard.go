@@ -21,7 +21,8 @@ type Guard struct {
 	// RequireHTTPS refuses http:// URLs (production).
 	RequireHTTPS bool
 	// BlockPrivate refuses loopback, link-local, private, shared (CGNAT),
-	// unspecified and multicast addresses (production).
+	// benchmarking, unspecified and multicast addresses, and NAT64 or 6to4
+	// addresses carrying one of them (production).
 	BlockPrivate bool
 	// Allowed are ranges let through despite BlockPrivate
 	// (WEBHOOK_ALLOWED_NETWORKS), e.g. a partner reached over a VPN.
@@ -59,15 +60,46 @@ func (g Guard) CheckAddr(ip netip.Addr) error {
 			return nil
 		}
 	}
+	// NAT64 and 6to4 addresses reach the IPv4 address they carry: they are
+	// refused when that address is.
+	if v4, ok := embeddedIPv4(ip); ok {
+		if err := g.CheckAddr(v4); err != nil {
+			return fmt.Errorf("%w: %s carries %s, a loopback, link-local, private or reserved address", ErrBlockedDestination, ip, v4)
+		}
+	}
 	if !ip.IsValid() || ip.IsLoopback() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsPrivate() || ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast() || sharedAddressSpace.Contains(ip) {
-		return fmt.Errorf("%w: %s is a loopback, link-local or private address", ErrBlockedDestination, ip)
+		ip.IsPrivate() || ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast() ||
+		sharedAddressSpace.Contains(ip) || benchmarking.Contains(ip) {
+		return fmt.Errorf("%w: %s is a loopback, link-local, private or reserved address", ErrBlockedDestination, ip)
 	}
 	return nil
 }
 
-// sharedAddressSpace is 100.64.0.0/10 (RFC 6598, carrier-grade NAT).
-var sharedAddressSpace = netip.MustParsePrefix("100.64.0.0/10")
+var (
+	// sharedAddressSpace is 100.64.0.0/10 (RFC 6598, carrier-grade NAT).
+	sharedAddressSpace = netip.MustParsePrefix("100.64.0.0/10")
+	// benchmarking is 198.18.0.0/15 (RFC 2544), often routed internally.
+	benchmarking = netip.MustParsePrefix("198.18.0.0/15")
+	// nat64 is the well-known NAT64 prefix 64:ff9b::/96 (RFC 6052): the
+	// IPv4 address is the last 32 bits.
+	nat64 = netip.MustParsePrefix("64:ff9b::/96")
+	// sixToFour is 2002::/16 (RFC 3056): the IPv4 address is bits 16–47.
+	sixToFour = netip.MustParsePrefix("2002::/16")
+)
+
+// embeddedIPv4 is the IPv4 address a NAT64 or 6to4 address leads to.
+func embeddedIPv4(ip netip.Addr) (netip.Addr, bool) {
+	b := ip.As16()
+	switch {
+	case !ip.Is6():
+		return netip.Addr{}, false
+	case nat64.Contains(ip):
+		return netip.AddrFrom4([4]byte(b[12:16])), true
+	case sixToFour.Contains(ip):
+		return netip.AddrFrom4([4]byte(b[2:6])), true
+	}
+	return netip.Addr{}, false
+}
 
 // HTTPClient returns a client that delivers under the guard: the address
 // is checked at connect time, after DNS resolution, so a name that

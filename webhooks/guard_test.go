@@ -20,6 +20,14 @@ func TestGuardAddresses(t *testing.T) {
 		{"8.8.8.8", false}, {"203.0.113.10", false}, {"2001:4860:4860::8888", false},
 		{"10.20.3.4", false}, // allowed by configuration
 		{"::ffff:10.20.3.4", false},
+		// Benchmarking, 198.18.0.0/15.
+		{"198.18.0.1", true}, {"198.19.255.255", true}, {"198.17.255.255", false}, {"198.20.0.1", false},
+		// NAT64 (64:ff9b::/96) and 6to4 (2002::/16) reach the IPv4 address
+		// they carry: refused exactly when it is.
+		{"64:ff9b::7f00:1", true}, {"64:ff9b::a9fe:a9fe", true}, {"64:ff9b::c612:1", true}, {"64:ff9b::a00:1", true},
+		{"64:ff9b::808:808", false}, {"64:ff9b::a14:304", false}, // 8.8.8.8; 10.20.3.4 is allowed
+		{"2002:7f00:1::1", true}, {"2002:a9fe:a9fe::", true}, {"2002:c0a8:101::1", true}, {"2002:6440:1::1", true},
+		{"2002:808:808::1", false}, {"2002:cb00:710a::1", false}, // 8.8.8.8, 203.0.113.10
 	}
 	for _, tt := range tests {
 		err := production.CheckAddr(netip.MustParseAddr(tt.ip))

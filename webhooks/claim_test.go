@@ -1,0 +1,471 @@
+package webhooks_test
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hibiken/asynq"
+	"gorm.io/gorm"
+
+	"github.com/payoutd/payoutd/admin"
+	"github.com/payoutd/payoutd/credentials"
+	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/payouts"
+	"github.com/payoutd/payoutd/tasks"
+	"github.com/payoutd/payoutd/testenv"
+	"github.com/payoutd/payoutd/vendors/sandbox"
+	"github.com/payoutd/payoutd/webhooks"
+)
+
+// merchant is a client whose payout webhook URL is given, on a database of
+// its own, for tests that drive Deliver themselves.
+type merchant struct {
+	t      *testing.T
+	db     *gorm.DB
+	sealer *credentials.Sealer
+	deps   admin.Deps
+	id     uuid.UUID
+}
+
+func newMerchant(t *testing.T, url string) *merchant {
+	t.Helper()
+	db := testenv.DB(t)
+	key := make([]byte, 32)
+	rand.Read(key)
+	sealer, _ := credentials.NewSealer(key)
+	deps := admin.Deps{DB: db, Sealer: sealer, Env: models.Staging, Vendors: sandbox.Registry(sandbox.Options{})}
+	creds, err := admin.CreateClient(context.Background(), deps, admin.ClientOptions{Name: "Toko", PayoutWebhookURL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &merchant{t: t, db: db, sealer: sealer, deps: deps, id: uuid.MustParse(creds.ClientID)}
+}
+
+// record records an event about subject, as a state change at would.
+func (m *merchant) record(subject uuid.UUID, at time.Time) *models.WebhookEvent {
+	m.t.Helper()
+	var ev *models.WebhookEvent
+	err := m.db.Transaction(func(tx *gorm.DB) (err error) {
+		ev, err = webhooks.Record(tx, webhooks.NewEvent{ClientID: m.id, Event: webhooks.DisbursementSuccess,
+			SubjectID: subject, Target: models.TargetPayout, Data: map[string]string{"status": "SUCCESS"}}, at)
+		return err
+	})
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	return ev
+}
+
+func (m *merchant) deliverer(o webhooks.Options) *webhooks.Deliverer {
+	o.DB, o.Sealer = m.db, m.sealer
+	return webhooks.New(o)
+}
+
+// event reads an event as stored now.
+func (m *merchant) event(id uuid.UUID) models.WebhookEvent {
+	m.t.Helper()
+	var ev models.WebhookEvent
+	if err := m.db.Where("id = ?", id).Take(&ev).Error; err != nil {
+		m.t.Fatal(err)
+	}
+	return ev
+}
+
+// clock is a test clock moved by hand.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock { return &clock{t: time.Now().UTC()} }
+
+func (c *clock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) set(t time.Time) {
+	c.mu.Lock()
+	c.t = t
+	c.mu.Unlock()
+}
+
+func (c *clock) advance(d time.Duration) { c.set(c.now().Add(d)) }
+
+// queueLog is a Queue that keeps what was enqueued.
+type queueLog struct {
+	mu  sync.Mutex
+	got []string // "<event id> <slot>"
+}
+
+func (q *queueLog) EnqueueWebhook(_ context.Context, id uuid.UUID, slot string) error {
+	q.mu.Lock()
+	q.got = append(q.got, id.String()+" "+slot)
+	q.mu.Unlock()
+	return nil
+}
+
+func (q *queueLog) enqueued() []string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return append([]string(nil), q.got...)
+}
+
+// hourly retries after about an hour: a retry is never due within a test.
+var hourly = webhooks.Schedule{Base: time.Hour, Cap: time.Hour, Window: 24 * time.Hour}
+
+// Two deliveries of one event at the same time (a task that ran late and
+// the sweep's copy of it): the merchant gets the event once, and one
+// attempt is recorded, so the retry schedule is not run twice.
+func TestConcurrentDeliveriesOfOneEventSendOnce(t *testing.T) {
+	t.Parallel()
+	var hits atomic.Int32
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hits.Add(1)
+		time.Sleep(100 * time.Millisecond) // every delivery has read the event before one is recorded
+		w.WriteHeader(http.StatusInternalServerError)
+	}))
+	t.Cleanup(slow.Close)
+	m := newMerchant(t, slow.URL)
+	ev := m.record(uuid.New(), time.Now())
+	d := m.deliverer(webhooks.Options{Timeout: 2 * time.Second, Schedule: hourly})
+
+	const deliveries = 6
+	errs := make(chan error, deliveries)
+	var start sync.WaitGroup
+	start.Add(1)
+	for range deliveries {
+		go func() {
+			start.Wait()
+			errs <- d.Deliver(context.Background(), ev.ID)
+		}()
+	}
+	start.Done()
+	retries := 0
+	for range deliveries {
+		err := <-errs
+		var later *webhooks.RetryLater
+		switch {
+		case errors.As(err, &later):
+			retries++
+		case err != nil:
+			t.Errorf("deliver: %v", err)
+		}
+	}
+	if n := hits.Load(); n != 1 {
+		t.Fatalf("the merchant got the event %d times from %d concurrent deliveries, want once", n, deliveries)
+	}
+	attempts, _ := d.Attempts(context.Background(), ev.ID)
+	after := m.event(ev.ID)
+	if len(attempts) != 1 || attempts[0].Attempt != 1 || after.Attempts != 1 || retries != 1 {
+		t.Fatalf("%d attempts recorded, event counts %d, %d deliveries asked for a retry; want 1, 1, 1", len(attempts), after.Attempts, retries)
+	}
+	if after.State != models.WebhookPending || after.NextAttemptAt == nil || time.Until(*after.NextAttemptAt) < 30*time.Minute {
+		t.Fatalf("event %s next at %v, want pending for the retry in about an hour", after.State, after.NextAttemptAt)
+	}
+}
+
+// A task that runs long before the event's next attempt (a stale copy)
+// sends nothing; one that runs a moment early, as asynq's whole-second
+// retry times allow, waits and sends on time.
+func TestDeliveryBeforeTheEventIsDue(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var arrivals []time.Time
+	r := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		arrivals = append(arrivals, time.Now())
+		mu.Unlock()
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(r.Close)
+	got := func() []time.Time { mu.Lock(); defer mu.Unlock(); return append([]time.Time(nil), arrivals...) }
+
+	t.Run("long before", func(t *testing.T) {
+		m := newMerchant(t, r.URL)
+		ev := m.record(uuid.New(), time.Now())
+		d := m.deliverer(webhooks.Options{Timeout: time.Second, Schedule: hourly})
+		var later *webhooks.RetryLater
+		if err := d.Deliver(context.Background(), ev.ID); !errors.As(err, &later) {
+			t.Fatalf("first attempt: %v, want a retry", err)
+		}
+		before := len(got())
+		if err := d.Deliver(context.Background(), ev.ID); err != nil {
+			t.Fatalf("a task an hour early: %v, want nil (nothing to do)", err)
+		}
+		if sent := len(got()) - before; sent != 0 || m.event(ev.ID).Attempts != 1 {
+			t.Fatalf("a task an hour before the retry was due sent %d requests (%d attempts recorded)", sent, m.event(ev.ID).Attempts)
+		}
+	})
+	t.Run("a moment before", func(t *testing.T) {
+		m := newMerchant(t, r.URL)
+		ev := m.record(uuid.New(), time.Now())
+		d := m.deliverer(webhooks.Options{Timeout: time.Second, Schedule: webhooks.Schedule{Base: time.Second, Cap: time.Second, Window: time.Hour}})
+		d.Deliver(context.Background(), ev.ID)
+		due := *m.event(ev.ID).NextAttemptAt
+		before := len(got())
+		d.Deliver(context.Background(), ev.ID) // at once, up to 1.2 s early
+		arrived := got()
+		if len(arrived) != before+1 || arrived[len(arrived)-1].Before(due) {
+			t.Fatalf("the retry due at %s was sent %d times, last at %v", due.Format(time.StampMicro), len(arrived)-before, arrived)
+		}
+		if a := m.event(ev.ID).Attempts; a != 2 {
+			t.Fatalf("%d attempts, want 2", a)
+		}
+	})
+}
+
+// A later event of a subject waits for the earlier one without spending
+// its own attempts or retry budget: it is held until just after the
+// earlier one's next attempt (so the sweep does not re-enqueue it every
+// minute), and the earlier one's delivery wakes it at once. The merchant
+// gets them in order.
+func TestHeldEventWaitsWithoutSpendingAttempts(t *testing.T) {
+	t.Parallel()
+	r := newReceiver(t, func(n int) int {
+		if n == 1 {
+			return http.StatusInternalServerError
+		}
+		return http.StatusNoContent
+	})
+	m := newMerchant(t, r.server.URL)
+	clk := newClock()
+	subject := uuid.New()
+	first, second := m.record(subject, clk.now()), m.record(subject, clk.now())
+	queue := &queueLog{}
+	d := m.deliverer(webhooks.Options{Timeout: time.Second, Schedule: hourly, Queue: queue, Now: clk.now})
+	ctx := context.Background()
+
+	var later *webhooks.RetryLater
+	if err := d.Deliver(ctx, second.ID); !errors.As(err, &later) {
+		t.Fatalf("the second event before the first: %v, want held", err)
+	}
+	if err := d.Deliver(ctx, first.ID); !errors.As(err, &later) {
+		t.Fatalf("the first event's failing attempt: %v, want a retry", err)
+	}
+	firstRetry := *m.event(first.ID).NextAttemptAt
+	clk.advance(3 * time.Second) // the second's task comes back
+	if err := d.Deliver(ctx, second.ID); !errors.As(err, &later) || later.Delay < 30*time.Minute {
+		t.Fatalf("the second event while the first waits for its retry: %v, want held until after it", err)
+	}
+	held := m.event(second.ID)
+	if held.Attempts != 0 || held.NextAttemptAt == nil || !held.NextAttemptAt.After(firstRetry) {
+		t.Fatalf("held event: %d attempts, next at %v; want 0 attempts, next after the first's retry at %s", held.Attempts, held.NextAttemptAt, firstRetry)
+	}
+	clk.advance(40 * time.Minute) // before the first's retry (48 to 72 minutes)
+	if n, err := d.Sweep(ctx); err != nil || n != 0 {
+		t.Fatalf("the sweep re-enqueued %d events (%v): a held event is not overdue", n, err)
+	}
+	if len(r.got()) != 1 {
+		t.Fatalf("%d requests while the first event waits for its retry, want 1", len(r.got()))
+	}
+
+	clk.set(firstRetry.Add(time.Millisecond))
+	if err := d.Deliver(ctx, first.ID); err != nil {
+		t.Fatalf("the first event's retry: %v", err)
+	}
+	if q := queue.enqueued(); len(q) != 1 || q[0] != second.ID.String()+" after-"+first.ID.String() {
+		t.Fatalf("enqueued %v, want the held second event woken by the first's delivery", q)
+	}
+	if err := d.Deliver(ctx, second.ID); err != nil {
+		t.Fatalf("the second event once the first is delivered: %v", err)
+	}
+	var order []string
+	for _, req := range r.got() {
+		order = append(order, req.header.Get(webhooks.EventIDHeader))
+	}
+	if want := []string{first.ID.String(), first.ID.String(), second.ID.String()}; strings.Join(order, ",") != strings.Join(want, ",") {
+		t.Fatalf("the merchant got %v, want %v", order, want)
+	}
+	if after := m.event(second.ID); after.State != models.WebhookDelivered || after.Attempts != 1 {
+		t.Fatalf("second event %s after %d attempts, want delivered at its first", after.State, after.Attempts)
+	}
+}
+
+// An event whose task was lost is enqueued again by the sweep once, however
+// many sweeps run before a worker gets to it, and that copy delivers it.
+func TestSweepQueuesOneCopyOfALostTaskAndItDelivers(t *testing.T) {
+	t.Parallel()
+	r := newReceiver(t, func(int) int { return http.StatusOK })
+	m := newMerchant(t, r.server.URL)
+	rdb, _ := testenv.Redis(t)
+	opt, prefix := testenv.Queue(t, rdb)
+	queue := tasks.NewPrefixedClient(opt, prefix)
+	t.Cleanup(func() { queue.Close() })
+	inspector := asynq.NewInspector(opt)
+	t.Cleanup(func() { inspector.Close() })
+	clk := newClock()
+	ev := m.record(uuid.New(), clk.now()) // its task never made it to Redis
+	d := m.deliverer(webhooks.Options{Timeout: time.Second, Queue: queue, Now: clk.now})
+
+	for range 3 {
+		clk.advance(2 * time.Minute)
+		if _, err := d.Sweep(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pending, err := inspector.ListPendingTasks(prefix + tasks.QueueDefault)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pending) != 1 || pending[0].Type != tasks.TypeWebhookDeliver {
+		t.Fatalf("%d tasks queued after three sweeps, want one webhook:deliver", len(pending))
+	}
+	if err := d.Deliver(context.Background(), ev.ID); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.got()) != 1 || m.event(ev.ID).State != models.WebhookDelivered {
+		t.Fatalf("the sweep's copy sent %d requests, event %s", len(r.got()), m.event(ev.ID).State)
+	}
+}
+
+// A status change and its event commit together: when recording the
+// event fails, the payout does not move either (its funds stay locked,
+// nobody is told it failed), and once recording works again it moves with
+// exactly one event.
+func TestStatusChangeRollsBackWithItsEvent(t *testing.T) {
+	t.Parallel()
+	m := newMerchant(t, "https://merchant.example/hooks")
+	w, err := admin.CreateWallet(context.Background(), m.deps, admin.WalletOptions{ClientID: m.id, Name: "Main", Vendor: "simbank"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wallet := uuid.MustParse(w.WalletID)
+	if _, err := admin.AdjustWallet(context.Background(), m.deps, wallet, "1000000", "funding"); err != nil {
+		t.Fatal(err)
+	}
+	client, _ := models.NewStore(m.db).FindClient(context.Background(), m.id)
+	svc := payouts.New(payouts.Options{DB: m.db, Vendors: sandbox.Registry(sandbox.Options{}), SubmitLease: time.Nanosecond})
+	created, err := svc.Create(context.Background(), client, payouts.CreateRequest{IdempotencyKey: "k1", Params: payouts.Params{WalletID: wallet,
+		Amount: models.Rupiah(100_000), BankCode: "bca", AccountNo: "1000000003", TransferType: models.BIFAST}}) // rejected on submit
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := created.Disbursement.ID
+	state := func() (models.DisbursementStatus, int64, int64) {
+		t.Helper()
+		var d models.Disbursement
+		var locked, events int64
+		if err := m.db.Where("id = ?", id).Take(&d).Error; err != nil {
+			t.Fatal(err)
+		}
+		m.db.Raw("SELECT locked FROM wallets WHERE id = ?", wallet).Scan(&locked)
+		m.db.Model(&models.WebhookEvent{}).Where("subject_id = ?", id).Count(&events)
+		return d.Status, locked, events
+	}
+	before, lockedBefore, _ := state()
+
+	// The webhook table out of reach makes Record fail inside the transition.
+	if err := m.db.Exec("ALTER TABLE webhook_events RENAME TO webhook_events_away").Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Submit(context.Background(), id); err == nil {
+		t.Fatal("the payout moved although its event could not be recorded")
+	}
+	if err := m.db.Exec("ALTER TABLE webhook_events_away RENAME TO webhook_events").Error; err != nil {
+		t.Fatal(err)
+	}
+	if status, locked, events := state(); status != before || locked != lockedBefore || events != 0 {
+		t.Fatalf("after a failed Record: %s with %d locked and %d events, want %s with %d locked and none", status, locked, events, before, lockedBefore)
+	}
+	var moved int64
+	m.db.Raw("SELECT COUNT(*) FROM disbursement_transitions WHERE disbursement_id = ? AND to_status = ?", id, models.StatusFailed).Scan(&moved)
+	if moved != 0 {
+		t.Fatal("the audit trail records a move that did not happen")
+	}
+
+	if err := svc.Submit(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	status, locked, events := state()
+	if status != models.StatusFailed || locked != lockedBefore-int64(models.Rupiah(100_000)) || events != 1 {
+		t.Fatalf("after recording works again: %s with %d locked and %d events, want FAILED, the lock released, one event", status, locked, events)
+	}
+}
+
+// A receiver that never answers: every attempt times out, and after the
+// (compressed) schedule the event is failed and its task archived.
+func TestReceiverThatNeverAnswersEndsArchived(t *testing.T) {
+	t.Parallel()
+	r := newReceiver(t, func(int) int { return 0 })
+	e := newEnv(t, r.server.URL)
+	ev := e.eventOf(e.payout("1234567890", ""), models.WebhookFailed)
+	var archived []*asynq.TaskInfo
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && len(archived) == 0; time.Sleep(20 * time.Millisecond) {
+		archived, _ = e.inspector.ListArchivedTasks(e.queue)
+	}
+	if len(archived) != 1 || archived[0].Type != tasks.TypeWebhookDeliver {
+		t.Fatalf("archived tasks %v, want the webhook:deliver task", archived)
+	}
+	attempts := e.attempts(ev.ID)
+	if len(attempts) < 2 || len(attempts) != ev.Attempts || len(r.got()) != len(attempts) {
+		t.Fatalf("%d attempts recorded, event counts %d, receiver got %d", len(attempts), ev.Attempts, len(r.got()))
+	}
+	for i, a := range attempts {
+		last := i == len(attempts)-1
+		if a.StatusCode != nil || a.Error == nil || !strings.Contains(strings.ToLower(*a.Error), "timeout") || (a.NextAttemptAt == nil) != last {
+			t.Fatalf("attempt %d of a receiver that never answers: %+v (error %v)", a.Attempt, a, a.Error)
+		}
+	}
+}
+
+// Each attempt records how long the receiver took to answer.
+func TestAttemptLatencyRecorded(t *testing.T) {
+	t.Parallel()
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		time.Sleep(150 * time.Millisecond)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(slow.Close)
+	m := newMerchant(t, slow.URL)
+	ev := m.record(uuid.New(), time.Now())
+	d := m.deliverer(webhooks.Options{Timeout: 2 * time.Second})
+	if err := d.Deliver(context.Background(), ev.ID); err != nil {
+		t.Fatal(err)
+	}
+	attempts, _ := d.Attempts(context.Background(), ev.ID)
+	if len(attempts) != 1 || attempts[0].LatencyMS < 150 || attempts[0].LatencyMS >= 2000 {
+		t.Fatalf("attempts %+v, want one with a latency from 150 ms", attempts)
+	}
+}
+
+// Credentials in a merchant's URL are sent (basic auth) but never kept:
+// not in the recorded attempt, its error, nor the retry reason the worker
+// logs.
+func TestAttemptsKeepNoURLCredentials(t *testing.T) {
+	t.Parallel()
+	r := newReceiver(t, func(int) int { return http.StatusBadGateway })
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close() // connection refused: the error names the URL
+	for _, base := range []string{r.server.URL, closed.URL} {
+		m := newMerchant(t, strings.Replace(base, "http://", "http://ops:s3cret@", 1)+"/hooks")
+		ev := m.record(uuid.New(), time.Now())
+		d := m.deliverer(webhooks.Options{Timeout: time.Second, Schedule: hourly})
+		err := d.Deliver(context.Background(), ev.ID)
+		var later *webhooks.RetryLater
+		if !errors.As(err, &later) {
+			t.Fatalf("%s: %v, want a retry", base, err)
+		}
+		attempts, _ := d.Attempts(context.Background(), ev.ID)
+		if len(attempts) != 1 || attempts[0].Error == nil {
+			t.Fatalf("%s: attempts %+v", base, attempts)
+		}
+		kept := attempts[0].URL + " " + *attempts[0].Error + " " + later.Error()
+		if strings.Contains(kept, "s3cret") || strings.Contains(kept, "ops") || attempts[0].URL != strings.Replace(base, "http://", "http://xxxxx@", 1)+"/hooks" {
+			t.Fatalf("%s: kept %q", base, kept)
+		}
+	}
+	if got := r.got(); len(got) != 1 || !strings.HasPrefix(got[0].header.Get("Authorization"), "Basic ") {
+		t.Fatalf("the receiver got %d requests without the URL's credentials", len(got))
+	}
+}
