@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,9 +16,12 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/google/uuid"
 
 	"github.com/payoutd/payoutd/config"
 	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/payments"
+	"github.com/payoutd/payoutd/vendors"
 )
 
 // chromiumPath is Debian's chromium, which .ci/run installs.
@@ -234,4 +238,90 @@ func httpGet(t *testing.T, url string) (*http.Response, []byte) {
 		t.Fatal(err)
 	}
 	return resp, body
+}
+
+// The page follows the server by itself: a payment paid through another
+// path (the acquirer's notification) turns the open page to paid, and a
+// payment nobody pays turns it to expired when its time is up, never
+// before. One browser for both pages keeps the test short.
+func TestCheckoutInBrowserFollowsTheServer(t *testing.T) {
+	requireChromium(t)
+	b, ts := checkoutServer(t, models.Staging)
+	m := b.newCheckoutMerchant("Toko Kopi Senja")
+	ctx, problems := browser(t)
+	waitStatus := func(want string, within time.Duration) {
+		t.Helper()
+		if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](
+			fmt.Sprintf(`document.getElementById('status').dataset.status === %q`, want),
+			chromedp.WithPollingTimeout(within))); err != nil {
+			t.Fatalf("the page did not turn to %s within %s: %v (status %q)", want, within, err, text(t, ctx, "#status"))
+		}
+	}
+	hidden := func(id string) bool {
+		t.Helper()
+		shown, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`!!document.getElementById('`+id+`').offsetParent`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return !shown
+	}
+
+	// Paid by the acquirer's notification while the page is open.
+	paid := b.newCheckoutPayment(m, 150000)
+	if err := chromedp.Do(ctx, chromedp.Navigate(paid.CheckoutURL), chromedp.WaitVisible(chromedp.CSS("#countdown"))); err != nil {
+		t.Fatalf("open %s: %v", paid.CheckoutURL, err)
+	}
+	if status := text(t, ctx, "#status"); status != "Waiting for payment" {
+		t.Fatalf("status %q before the payment", status)
+	}
+	header, body := b.server.acquirer.(interface {
+		SignCallback(vendors.AcquirerResult) (http.Header, []byte)
+	}).SignCallback(vendors.AcquirerResult{PaymentID: uuid.MustParse(paid.OrderID), Status: "SUCCESS"})
+	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/acquirer-callbacks/sandboxpay", bytes.NewReader(body))
+	req.Header = header
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(answer), `"applied"`) {
+		t.Fatalf("notification: %d %s", resp.StatusCode, answer)
+	}
+	waitStatus("SUCCESS", 5*time.Second) // the page polls every 2 s
+	if status, detail := text(t, ctx, "#status"), text(t, ctx, "#status-detail"); status != "Paid" ||
+		!strings.Contains(detail, "Payment received") || !hidden("qr") || !hidden("simulate") {
+		t.Errorf("after the notification: status %q, detail %q, QR hidden %v, button hidden %v", status, detail, hidden("qr"), hidden("simulate"))
+	}
+
+	// Nobody pays: expired once its 3 seconds are up.
+	client, err := models.NewStore(b.db).FindClient(context.Background(), m.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unpaid, err := b.server.payments.Create(context.Background(), client, payments.CreateRequest{Price: models.Rupiah(15000),
+		PayerID: "player-2", Flow: models.PaymentFlowEmbed, ExpiresIn: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(b.server.checkoutURL(unpaid.ID.String())), chromedp.WaitVisible(chromedp.CSS("#countdown"))); err != nil {
+		t.Fatalf("open the unpaid payment's page: %v", err)
+	}
+	if countdown := text(t, ctx, "#countdown"); countdown > "00:03" || countdown < "00:01" {
+		t.Errorf("countdown %q, want at most 00:03", countdown)
+	}
+	waitStatus("EXPIRED", time.Until(unpaid.ExpiredAt)+4*time.Second)
+	if time.Now().Before(unpaid.ExpiredAt) {
+		t.Errorf("the page showed expired before expired_at %s", unpaid.ExpiredAt)
+	}
+	if status, detail := text(t, ctx, "#status"), text(t, ctx, "#status-detail"); status != "Expired" ||
+		!strings.Contains(detail, "expired") || !hidden("qr") || !hidden("simulate") {
+		t.Errorf("after expiry: status %q, detail %q, QR hidden %v, button hidden %v", status, detail, hidden("qr"), hidden("simulate"))
+	}
+	if st := storedPaymentStatus(t, b, unpaid.ID.String()); st != models.PaymentExpired {
+		t.Errorf("stored payment %s, want EXPIRED", st)
+	}
+	if pr := problems(); len(pr) > 0 {
+		t.Errorf("the page logged problems:\n%s", strings.Join(pr, "\n"))
+	}
 }

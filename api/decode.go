@@ -77,8 +77,9 @@ func jsonKind(kind string) string {
 
 // checkObjectKeys walks the top level of body and refuses what
 // encoding/json would let through silently: a body that is not an object
-// (null included), a key given twice (the last would win), and a key that
-// matches a field only case-insensitively ("AMOUNT" for "amount").
+// (null included), a key given twice (the last would win), a key that
+// matches a field only case-insensitively ("AMOUNT" for "amount"), and a
+// value holding a NUL character anywhere in its strings.
 func checkObjectKeys(body []byte, dst any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	tok, err := dec.Token()
@@ -103,12 +104,38 @@ func checkObjectKeys(body []byte, dst any) error {
 		if !known[key] {
 			return models.Invalid(fmt.Sprintf("unknown field %q", key))
 		}
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
 			return models.Invalid(describeJSONError(err))
+		}
+		// PostgreSQL refuses U+0000 in text (SQLSTATE 22021): a 400 here,
+		// not a 500 from whichever store the value reaches.
+		if containsNUL(value) {
+			return models.Invalid(fmt.Sprintf(`field %q must not contain the NUL character (\u0000)`, key))
 		}
 	}
 	return nil
+}
+
+// containsNUL reports whether any string in value (a valid JSON value),
+// nested ones and object keys included, holds U+0000. JSON can carry it
+// only as the escape \u0000, so a value without that text has none; the
+// decode tells "\u0000" from an escaped backslash followed by "u0000".
+func containsNUL(value json.RawMessage) bool {
+	if !bytes.Contains(value, []byte(`\u0000`)) {
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(value))
+	dec.UseNumber()
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false // io.EOF: value was valid JSON already
+		}
+		if s, ok := tok.(string); ok && strings.ContainsRune(s, 0) {
+			return true
+		}
+	}
 }
 
 // jsonFieldNames lists the exact JSON names of a struct's fields.

@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -61,6 +62,13 @@ func TestDecodeJSONErrors(t *testing.T) {
 		{"null", `null`, "JSON object"},
 		{"key repeated", `{"amount":"1","amount":"2"}`, `field "amount" is given more than once`},
 		{"key differing only by case", `{"AMOUNT":"1"}`, `unknown field "AMOUNT"`},
+		{"NUL inside a string", `{"memo":"a\u0000b"}`, `field "memo" must not contain the NUL character`},
+		{"NUL alone", `{"amount":"\u0000"}`, `field "amount" must not contain the NUL character`},
+		{"NUL after other fields", `{"amount":"1","client_wallet_id":"w\u0000"}`, `field "client_wallet_id" must not contain`},
+		{"NUL in an array element", `{"flags":["ok","x\u0000"]}`, `field "flags" must not contain`},
+		{"NUL in a nested string", `{"nested":{"inner":"\u0000"}}`, `field "nested" must not contain`},
+		{"NUL in a nested key", `{"nested":{"in\u0000ner":"x"}}`, `field "nested" must not contain`},
+		{"NUL where a number belongs", `{"price":"15000\u0000"}`, `field "price" must not contain`},
 	}
 	for _, tt := range tests {
 		var dst decodeTarget
@@ -100,6 +108,9 @@ func TestDecodeJSONValid(t *testing.T) {
 		{"price keeps its digits", `{"price":15000.0000000000000001}`, decodeTarget{Price: "15000.0000000000000001"}},
 		{"null memo", `{"memo":null}`, decodeTarget{}},
 		{"unicode escapes", `{"memo":"caf\u00e9"}`, decodeTarget{Memo: ptrString("café")}},
+		// An escaped backslash before "u0000" is text, not a NUL.
+		{"escaped backslash then u0000", `{"memo":"a\\u0000b"}`, decodeTarget{Memo: ptrString(`a\u0000b`)}},
+		{"other control characters", `{"memo":"tab\tand\u0001"}`, decodeTarget{Memo: ptrString("tab\tand\x01")}},
 	}
 	for _, tt := range tests {
 		var got decodeTarget
@@ -130,6 +141,7 @@ func FuzzDecodeJSON(f *testing.F) {
 		`{"client_wallet_id":"w","amount":"100000","memo":"m","price":15000,"expiresIn":900}`,
 		`{"price":"abc"}`, `{"price":true}`, `{"expiresIn":1e400}`, `{"amount":1}`, `{"memo":[1,{"a":null}]}`,
 		"{\"memo\":\"\xff\"}", `{"amount":"1","amount":2}`, `{"AMOUNT":"1"}`,
+		`{"memo":"a\u0000"}`, `{"memo":"a\\u0000"}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -143,6 +155,15 @@ func FuzzDecodeJSON(f *testing.F) {
 		}
 		err := decodeJSON(body, &dst)
 		if err == nil {
+			// Whatever is accepted can be stored: no NUL reaches PostgreSQL.
+			for _, s := range []string{dst.ClientWalletID, dst.Amount, string(dst.Price)} {
+				if strings.ContainsRune(s, 0) {
+					t.Fatalf("decodeJSON(%q) accepted a NUL: %q", body, s)
+				}
+			}
+			if dst.Memo != nil && strings.ContainsRune(*dst.Memo, 0) {
+				t.Fatalf("decodeJSON(%q) accepted a NUL in memo", body)
+			}
 			return
 		}
 		var v *models.ValidationError
@@ -153,4 +174,72 @@ func FuzzDecodeJSON(f *testing.F) {
 			t.Fatalf("decodeJSON(%q) ValidationError with an empty message", body)
 		}
 	})
+}
+
+// A NUL character in any string of a body is a 400 naming the field, on
+// every route that decodes one; before this PostgreSQL refused the text
+// (SQLSTATE 22021) and the client got a 500. Nothing is stored, and the
+// Idempotency-Key of a refused create stays free.
+func TestBodiesWithNULRefused(t *testing.T) {
+	t.Parallel()
+	e := setupPayouts(t, payoutSetup{})
+	pay := func(body string) response {
+		return e.do(request{method: http.MethodPost, path: "/api/v1/payments", body: []byte(body), apiKey: e.m.apiKey, timestamp: true})
+	}
+	for _, tt := range []struct{ body, field string }{
+		{`{"price":15000,"playerId":"a\u0000b"}`, "playerId"},
+		{`{"price":15000,"playerId":"\u0000"}`, "playerId"},
+		{`{"price":15000,"playerId":"p","flow":"embed\u0000"}`, "flow"},
+	} {
+		r := pay(tt.body)
+		r.expect(t, http.StatusBadRequest, `field "`+tt.field+`" must not contain the NUL character (\u0000)`)
+	}
+	var payments int64
+	e.db.Model(&models.Payment{}).Count(&payments)
+	if payments != 0 {
+		t.Fatalf("%d payments stored from refused bodies", payments)
+	}
+
+	before := e.snapshot()
+	withMemo := e.body("100000", "1234567890")
+	withMemo.memo = "invoice\x007"
+	e.create("nul-memo", withMemo).expect(t, http.StatusBadRequest, `field "memo" must not contain the NUL character (\u0000)`)
+	withRef := e.body("100000", "1234567890")
+	withRef.referenceID = "inv-\x00"
+	e.create("nul-memo", withRef).expect(t, http.StatusBadRequest, `field "reference_id" must not contain the NUL character (\u0000)`)
+	withAccount := e.body("100000", "12345\x0067890")
+	e.quote(withAccount).expect(t, http.StatusBadRequest, `field "account_no" must not contain the NUL character (\u0000)`)
+	e.unchanged(before)
+	withMemo.memo = "invoice 7"
+	e.create("nul-memo", withMemo).created(t, models.StatusSuccess)
+
+	// The same text without the NUL is a payment like any other.
+	pay(`{"price":15000,"playerId":"a b"}`).expect(t, http.StatusCreated, "")
+}
+
+// A NUL can reach a handler only through the URL path (%00); every path
+// parameter is a UUID or a name looked up in memory, never sent to the
+// database. (net/http itself answers 400 to a NUL in a header, such as
+// X-Forwarded-For or Idempotency-Key, before any handler runs.)
+func TestPathParamsWithNULRefused(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOptions{env: models.Staging})
+	m := b.newCheckoutMerchant("Toko")
+	for _, tt := range []struct {
+		method, path string
+		status       int
+	}{
+		{http.MethodGet, "/api/v3/payments/%00", http.StatusBadRequest},
+		{http.MethodGet, "/api/v3/disbursements/6f1c2a9e-8d4b-4c3e-9a7f-1b2c3d4e5f6%00", http.StatusBadRequest},
+		{http.MethodGet, "/api/v3/wallets/%00/balance", http.StatusBadRequest},
+		{http.MethodGet, "/checkout/%00/status", http.StatusBadRequest},
+		{http.MethodPost, "/checkout/%00/simulate", http.StatusBadRequest},
+		{http.MethodPost, "/acquirer-callbacks/sandboxpay%00", http.StatusNotFound},
+		{http.MethodPost, "/vendor-callbacks/simbank%00", http.StatusNotFound},
+	} {
+		r := b.do(request{method: tt.method, path: tt.path, apiKey: m.apiKey, timestamp: true, body: []byte(`{}`)})
+		if r.status != tt.status {
+			t.Errorf("%s %s: %d %s, want %d", tt.method, tt.path, r.status, r.body, tt.status)
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -135,6 +136,18 @@ func parsePaymentRequest(b paymentRequest) (payments.CreateRequest, error) {
 	return req, nil
 }
 
+// Price messages, each giving the real reason.
+const (
+	priceTooLow    = "price must be at least 15000"
+	priceTooHigh   = "price must be at most 9999999999999 (the largest amount a QRIS carries)"
+	priceExponent  = "price must be written without an exponent, such as 15000 (not 1.5e4)"
+	priceFraction  = "price must be a whole number of rupiah (QRIS carries no fraction of a rupiah)"
+	maxPriceDigits = 13 // of payments.MaxPrice
+)
+
+// parsePrice reads price from its JSON number literal (valid JSON: the
+// decoder checked it), looking at the digits themselves so that each
+// refusal says why, and an enormous literal costs no arithmetic.
 func parsePrice(raw json.RawMessage) (models.Amount, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return 0, models.Invalid("price is required")
@@ -142,18 +155,29 @@ func parsePrice(raw json.RawMessage) (models.Amount, error) {
 	if !isJSONNumber(raw) {
 		return 0, models.Invalid("price must be a number such as 15000")
 	}
-	price, err := models.ParsePositiveAmount(string(raw))
-	if err != nil {
-		return 0, models.Invalid("price must be a plain decimal number such as 15000 or 15000.00")
+	lit := string(raw)
+	if strings.ContainsAny(lit, "eE") {
+		return 0, models.Invalid(priceExponent)
 	}
-	if price < payments.MinPrice {
-		return 0, models.Invalid("price must be at least 15000")
+	if strings.HasPrefix(lit, "-") {
+		return 0, models.Invalid(priceTooLow)
 	}
-	if price > payments.MaxPrice {
-		return 0, models.Invalid("price must be at most 9999999999999 (the largest amount a QRIS carries)")
+	whole, frac, _ := strings.Cut(lit, ".")
+	if len(whole) > maxPriceDigits {
+		return 0, models.Invalid(priceTooHigh)
 	}
-	if price%models.Rupiah(1) != 0 {
-		return 0, models.Invalid("price must be a whole number of rupiah (QRIS carries no fraction of a rupiah)")
+	n, err := strconv.ParseInt(whole, 10, 64)
+	if err != nil { // cannot happen for valid JSON; refuse rather than guess
+		return 0, models.Invalid("price must be a number such as 15000")
+	}
+	price := models.Rupiah(n)
+	switch {
+	case price < payments.MinPrice:
+		return 0, models.Invalid(priceTooLow)
+	case price > payments.MaxPrice:
+		return 0, models.Invalid(priceTooHigh)
+	case strings.Trim(frac, "0") != "":
+		return 0, models.Invalid(priceFraction)
 	}
 	return price, nil
 }

@@ -229,3 +229,81 @@ func TestPaymentCreateForANameQRISCannotCarry(t *testing.T) {
 		t.Fatalf("qrPayload %s: %+v %v", got.Data.QRPayload, qr, err)
 	}
 }
+
+// A notification arriving after expired_at, before the worker expired the
+// payment, does not make it paid: the payment expires (the merchant gets
+// payment.expired) and the result is kept for operators as late.
+func TestAcquirerCallbackAfterExpiredAt(t *testing.T) {
+	t.Parallel()
+	clock := &testClock{}
+	b := setup(t, setupOptions{now: clock.Now})
+	m := b.newMerchant()
+	b.newWallet(m.id, "Main", sandbox.SimBank, false)
+	var created struct {
+		Data struct {
+			OrderID string `json:"orderId"`
+		} `json:"data"`
+	}
+	b.createPayment(m, `{"price": 15000, "playerId": "p", "expiresIn": 60}`).decode(t, &created)
+	id := uuid.MustParse(created.Data.OrderID)
+	paidAt := clock.Now().Add(59 * time.Second) // paid in time, reported late
+	clock.Advance(61 * time.Second)
+	header, body := b.server.acquirer.(interface {
+		SignCallback(vendors.AcquirerResult) (http.Header, []byte)
+	}).SignCallback(vendors.AcquirerResult{PaymentID: id, Status: "SUCCESS", RetrievalReferenceNo: "123456789012", PaidAt: paidAt})
+	headers := map[string]string{}
+	for k := range header {
+		headers[k] = header.Get(k)
+	}
+	r := b.do(request{method: http.MethodPost, path: "/acquirer-callbacks/sandboxpay", body: body, headers: headers})
+	r.expect(t, http.StatusOK, "")
+	if !strings.Contains(string(r.body), `"recorded_late"`) {
+		t.Fatalf("notification after expired_at: %s", r.body)
+	}
+	var rec map[string]any
+	b.do(request{path: "/api/v3/payments/" + id.String(), apiKey: m.apiKey, timestamp: true}).decode(t, &rec)
+	if rec["status"] != "EXPIRED" || rec["paid_at"] != nil || rec["retrieval_reference_no"] != nil {
+		t.Fatalf("payment after a late notification: %v", rec)
+	}
+	var events []models.WebhookEvent
+	b.db.Where("subject_id = ?", id).Find(&events)
+	if len(events) != 1 || events[0].Event != "payment.expired" {
+		t.Fatalf("webhook events %+v, want one payment.expired", events)
+	}
+	var late models.PaymentLateResult
+	if err := b.db.Where("payment_id = ?", id).Take(&late).Error; err != nil || late.PaymentStatus != models.PaymentExpired ||
+		late.ReportedStatus != "SUCCESS" || late.Source != "sandboxpay" || *late.RetrievalReferenceNo != "123456789012" {
+		t.Fatalf("late result %+v %v", late, err)
+	}
+}
+
+// Each refused price says the real reason: an exponent is named as such,
+// a value beyond what a QRIS carries is "at most", not a syntax error.
+func TestPaymentPriceMessages(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	m := b.newMerchant()
+	b.newWallet(m.id, "Main", sandbox.SimBank, false)
+	const (
+		low      = "price must be at least 15000"
+		high     = "price must be at most 9999999999999 (the largest amount a QRIS carries)"
+		exponent = "price must be written without an exponent, such as 15000 (not 1.5e4)"
+		fraction = "price must be a whole number of rupiah (QRIS carries no fraction of a rupiah)"
+	)
+	for price, want := range map[string]string{
+		"1e5": exponent, "1E5": exponent, "1.5e4": exponent, "15000e0": exponent, "1e-5": exponent, "-1e5": exponent,
+		"10000000000000": high, "1000000000000000000": high, "100000000000000000000000000000000": high,
+		"9999999999999.5": fraction, "10000000000000.0": high,
+		"14999": low, "14999.99": low, "0": low, "-15000": low, "-0": low, "0.5": low,
+		"15000.5": fraction, "15000.0001": fraction, "15000.00000000000000000001": fraction,
+		`"15000"`: "price must be a number such as 15000", "true": "price must be a number such as 15000",
+	} {
+		r := b.createPayment(m, `{"price": `+price+`, "playerId": "p"}`)
+		if r.status != http.StatusBadRequest || r.errBody != want {
+			t.Errorf("price %s: %d %q, want 400 %q", price, r.status, r.errBody, want)
+		}
+	}
+	for _, price := range []string{"15000", "15000.00", "15000.000000", "9999999999999", "9999999999999.0"} {
+		b.createPayment(m, `{"price": `+price+`, "playerId": "p"}`).expect(t, http.StatusCreated, "")
+	}
+}

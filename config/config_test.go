@@ -3,6 +3,9 @@ package config
 import (
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/payoutd/payoutd/payments"
 )
 
 func TestMetricsAddr(t *testing.T) {
@@ -23,6 +26,49 @@ func TestMetricsAddr(t *testing.T) {
 			t.Errorf("%v: error %v, want one containing %q", tt.env, err, tt.wantErr)
 		case err == nil && c.MetricsAddr != tt.env["METRICS_ADDR"]:
 			t.Errorf("%v: MetricsAddr %q", tt.env, c.MetricsAddr)
+		}
+	}
+}
+
+// SETTLEMENT_HOLIDAYS and SETTLEMENT_DELAY make the settlement calendar;
+// a malformed value stops the start with a message naming the variable.
+func TestSettlementSettings(t *testing.T) {
+	for _, tt := range []struct {
+		env      map[string]string
+		holidays []string
+		delay    time.Duration
+		wantErr  string // "" for none
+	}{
+		{env: map[string]string{}},
+		{env: map[string]string{"SETTLEMENT_HOLIDAYS": "2026-12-25"}, holidays: []string{"2026-12-25"}},
+		{env: map[string]string{"SETTLEMENT_HOLIDAYS": " 2026-12-25 , 2027-01-01, "}, holidays: []string{"2026-12-25", "2027-01-01"}},
+		{env: map[string]string{"SETTLEMENT_DELAY": "5s"}, delay: 5 * time.Second},
+		{env: map[string]string{"SETTLEMENT_HOLIDAYS": "2026-12-25", "SETTLEMENT_DELAY": "1m"}, holidays: []string{"2026-12-25"}, delay: time.Minute},
+		{env: map[string]string{"SETTLEMENT_HOLIDAYS": "2026-13-01"}, wantErr: `SETTLEMENT_HOLIDAYS: holiday "2026-13-01": want a date such as 2026-12-25`},
+		{env: map[string]string{"SETTLEMENT_HOLIDAYS": "25/12/2026"}, wantErr: "SETTLEMENT_HOLIDAYS"},
+		{env: map[string]string{"SETTLEMENT_HOLIDAYS": "2026-12-25;2027-01-01"}, wantErr: "SETTLEMENT_HOLIDAYS"},
+		{env: map[string]string{"SETTLEMENT_DELAY": "-1s"}, wantErr: `SETTLEMENT_DELAY="-1s": want a non-negative Go duration`},
+		{env: map[string]string{"SETTLEMENT_DELAY": "2"}, wantErr: "SETTLEMENT_DELAY"},
+	} {
+		c, err := Load(func(k string) string { return tt.env[k] }, Defaults())
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%v: error %v, want one containing %q", tt.env, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%v: %v", tt.env, err)
+			continue
+		}
+		cal := c.SettlementCalendar()
+		if len(cal.Holidays) != len(tt.holidays) || cal.Delay != tt.delay {
+			t.Errorf("%v: calendar %+v, want holidays %v and delay %s", tt.env, cal, tt.holidays, tt.delay)
+		}
+		for _, day := range tt.holidays {
+			if d, _ := time.ParseInLocation(time.DateOnly, day, payments.Jakarta); cal.BusinessDay(d) {
+				t.Errorf("%v: %s is a business day of the calendar", tt.env, day)
+			}
 		}
 	}
 }

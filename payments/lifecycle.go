@@ -38,9 +38,12 @@ const (
 )
 
 // ApplyResult applies what the acquirer reports about a payment: PENDING
-// moves to SUCCESS or FAILED. A result for a payment no longer PENDING is
-// recorded in payment_late_results and logged, never applied and never
-// dropped; a repeat of the result already applied is acknowledged.
+// moves to SUCCESS or FAILED. A result arriving at or after expired_at
+// finds the payment expired: it is moved to EXPIRED first (as the worker
+// would have done at expired_at) and the result is late. A result for a
+// payment no longer PENDING is recorded in payment_late_results and logged,
+// never applied and never dropped; a repeat of the result already applied
+// is acknowledged.
 func (s *Service) ApplyResult(ctx context.Context, r vendors.AcquirerResult, source string) (Applied, error) {
 	if r.Status != ResultSuccess && r.Status != ResultFailed {
 		return "", fmt.Errorf("acquirer result status %q: want SUCCESS or FAILED", r.Status)
@@ -50,16 +53,24 @@ func (s *Service) ApplyResult(ctx context.Context, r vendors.AcquirerResult, sou
 		return "", err
 	}
 	if p.Status == models.PaymentPending {
-		err := s.move(ctx, p, resultMove(r, source))
-		if !errors.Is(err, models.ErrStaleStatus) {
-			if err != nil {
+		now := s.clock()
+		m := resultMove(r, source, now)
+		if !now.Before(p.ExpiredAt) {
+			// The expiry task may not have run yet; the payment is over all
+			// the same, so the result must not revive it.
+			m = expiryMove("expired_at passed before " + source + " reported a result")
+		}
+		err := s.move(ctx, p, m)
+		switch {
+		case errors.Is(err, models.ErrStaleStatus): // moved meanwhile: judge again
+			if p, err = s.Get(ctx, r.PaymentID); err != nil {
 				return "", err
 			}
-			return AppliedNow, nil
-		}
-		if p, err = s.Get(ctx, r.PaymentID); err != nil { // moved meanwhile: judge again
+		case err != nil:
 			return "", err
-		}
+		case m.To != models.PaymentExpired:
+			return AppliedNow, nil
+		} // expired just now: the result is late, recorded below
 	}
 	if string(p.Status) == r.Status && (r.Status != ResultSuccess || sameRRN(p, r.RetrievalReferenceNo)) {
 		return AppliedAlready, nil
@@ -67,11 +78,13 @@ func (s *Service) ApplyResult(ctx context.Context, r vendors.AcquirerResult, sou
 	return RecordedLate, s.recordLate(ctx, p, r, source)
 }
 
-func resultMove(r vendors.AcquirerResult, source string) Move {
+// resultMove is the move a result asks for; now stands in for a missing
+// paid time.
+func resultMove(r vendors.AcquirerResult, source string, now time.Time) Move {
 	if r.Status == ResultSuccess {
 		paidAt := r.PaidAt
 		if paidAt.IsZero() {
-			paidAt = time.Now()
+			paidAt = now
 		}
 		return Move{To: models.PaymentSuccess, PaidAt: paidAt, RetrievalReferenceNo: r.RetrievalReferenceNo, Reason: source + " reports it paid"}
 	}
@@ -121,7 +134,7 @@ func (s *Service) move(ctx context.Context, p *models.Payment, m Move) error {
 		}
 	}
 	if qerr == nil && p.Status == models.PaymentSuccess {
-		qerr = s.queue.EnqueuePaymentSettle(ctx, p.ID, *p.SettleAt)
+		qerr = s.queue.EnqueuePaymentSettle(ctx, p.ID, taskTime(*p.SettleAt))
 	}
 	if qerr != nil {
 		slog.WarnContext(ctx, "enqueue after a payment move failed; the sweeps will catch up",
@@ -131,34 +144,77 @@ func (s *Service) move(ctx context.Context, p *models.Payment, m Move) error {
 }
 
 // Expire moves a PENDING payment past its expired_at to EXPIRED: the
-// payment:expire task. Anything else is left alone.
+// payment:expire task. A payment no longer PENDING is left alone; one not
+// yet due is a *NotDueError, so that a task run early is retried on time
+// instead of finishing with nothing done.
 func (s *Service) Expire(ctx context.Context, id uuid.UUID) error {
 	p, err := s.Get(ctx, id)
 	if err != nil {
 		return err
 	}
-	if p.Status != models.PaymentPending || s.clock().Before(p.ExpiredAt) {
+	if p.Status != models.PaymentPending {
 		return nil
 	}
-	err = s.move(ctx, p, Move{To: models.PaymentExpired, Reason: "nobody paid before expired_at"})
+	if now := s.clock(); now.Before(p.ExpiredAt) {
+		return notDue(p.ID, "expiry", p.ExpiredAt, now)
+	}
+	err = s.move(ctx, p, expiryMove("nobody paid before expired_at"))
 	if errors.Is(err, models.ErrStaleStatus) {
 		return nil // paid (or failed) at the last moment
 	}
 	return err
 }
 
+func expiryMove(reason string) Move { return Move{To: models.PaymentExpired, Reason: reason} }
+
+// NotDueError is what Expire and Settle return when asked before the
+// payment is due. asynq runs a scheduled task up to a second early (it
+// keeps whole seconds), so the worker retries after RetryDelay, which
+// tasks.RetryDelay honours.
+type NotDueError struct {
+	PaymentID uuid.UUID
+	Step      string // "expiry" or "settlement"
+	Due       time.Time
+	Wait      time.Duration
+}
+
+func (e *NotDueError) Error() string {
+	return fmt.Sprintf("payment %s: %s is due at %s, retry in %s", e.PaymentID, e.Step, models.FormatTime(e.Due), e.Wait)
+}
+
+// RetryDelay is the wait until the task may run again.
+func (e *NotDueError) RetryDelay() time.Duration { return e.Wait }
+
+func notDue(id uuid.UUID, step string, due, now time.Time) *NotDueError {
+	return &NotDueError{PaymentID: id, Step: step, Due: due, Wait: taskTime(due).Sub(now)}
+}
+
+// taskTime is when to schedule a task due at due: asynq keeps only the
+// whole second (processAt.Unix()) and runs the task from its start, so a
+// task due at 12:00:00.7 is scheduled at 12:00:01, never before due.
+func taskTime(due time.Time) time.Time {
+	if t := due.Truncate(time.Second); t.Before(due) {
+		return t.Add(time.Second)
+	}
+	return due
+}
+
 // Settle credits a SUCCESS payment whose settlement is due to its wallet:
 // the payment:settle task. The net goes to the wallet, the fee to the
 // platform, against the acquirer's clearing account, in the transaction
-// that sets settled_at (guarded: a payment settles once).
+// that sets settled_at (guarded: a payment settles once). Before the
+// payment's settle_at it is a *NotDueError, as Expire.
 func (s *Service) Settle(ctx context.Context, id uuid.UUID) error {
 	p, err := s.Get(ctx, id)
 	if err != nil {
 		return err
 	}
 	now := s.clock()
-	if p.Status != models.PaymentSuccess || p.SettledAt != nil || p.SettleAt == nil || now.Before(*p.SettleAt) {
+	if p.Status != models.PaymentSuccess || p.SettledAt != nil || p.SettleAt == nil {
 		return nil
+	}
+	if now.Before(*p.SettleAt) {
+		return notDue(p.ID, "settlement", *p.SettleAt, now)
 	}
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		res := tx.Model(&models.Payment{}).Where("id = ? AND status = ? AND settled_at IS NULL", p.ID, models.PaymentSuccess).

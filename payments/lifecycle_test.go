@@ -194,8 +194,9 @@ func TestPaymentExpiryAndLateResult(t *testing.T) {
 	f := newFixture(t)
 	p := f.create(20_000)
 	f.now = p.ExpiredAt.Add(-time.Second)
-	if err := f.svc.Expire(context.Background(), p.ID); err != nil || f.get(p.ID).Status != models.PaymentPending {
-		t.Fatalf("expired early: %v", err)
+	var notDue *NotDueError
+	if err := f.svc.Expire(context.Background(), p.ID); !errors.As(err, &notDue) || f.get(p.ID).Status != models.PaymentPending {
+		t.Fatalf("Expire a second early: %v, status %s; want a NotDueError and PENDING", err, f.get(p.ID).Status)
 	}
 	f.now = p.ExpiredAt
 	if report, err := f.svc.Sweep(context.Background()); err != nil || report.Expired != 1 {

@@ -15,7 +15,8 @@ import (
 	"github.com/payoutd/payoutd/vendors"
 )
 
-// Queue hands payment work to the worker; tasks.Client implements it.
+// Queue hands payment work to the worker; tasks.Client implements it. The
+// times given are whole seconds at or after the payment is due (taskTime).
 type Queue interface {
 	EnqueuePaymentExpire(ctx context.Context, id uuid.UUID, at time.Time) error
 	EnqueuePaymentSettle(ctx context.Context, id uuid.UUID, at time.Time) error
@@ -102,7 +103,7 @@ func (s *Service) Create(ctx context.Context, client *models.Client, req CreateR
 		return nil, err
 	}
 	if s.queue != nil {
-		if err := s.queue.EnqueuePaymentExpire(ctx, p.ID, p.ExpiredAt); err != nil {
+		if err := s.queue.EnqueuePaymentExpire(ctx, p.ID, taskTime(p.ExpiredAt)); err != nil {
 			slog.WarnContext(ctx, "enqueue payment:expire failed; the sweep will expire it",
 				slog.String("payment_id", p.ID.String()), slog.Any("error", err))
 		}

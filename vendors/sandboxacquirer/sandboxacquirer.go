@@ -251,8 +251,8 @@ func (a *Acquirer) SignCallback(r vendors.AcquirerResult) (http.Header, []byte) 
 // with the secret at a time within 5 minutes of now, else the error wraps
 // vendors.ErrInvalidCallback. A signed body that is not a notification
 // (bad JSON, unknown fields, a status other than SUCCESS or FAILED, a
-// SUCCESS without a 12-digit retrieval reference number or paid_at) is a
-// plain error.
+// SUCCESS without a 12-digit retrieval reference number or paid_at, a NUL
+// character in a text) is a plain error.
 func (a *Acquirer) ParseCallback(header http.Header, body []byte, now time.Time) (vendors.AcquirerResult, error) {
 	v := signature.Verify(a.o.Secret, header.Get(SignatureHeader), body, now)
 	if v.Diagnosis != signature.OK {
@@ -279,6 +279,10 @@ func (cb callbackBody) result() (vendors.AcquirerResult, error) {
 		RetrievalReferenceNo: cb.RetrievalReferenceNo, FailureReason: cb.FailureReason}
 	if cb.PaidAt != nil {
 		r.PaidAt = cb.PaidAt.UTC()
+	}
+	// Both texts may be stored; PostgreSQL refuses U+0000 in text.
+	if strings.ContainsRune(cb.FailureReason, 0) || strings.ContainsRune(cb.RetrievalReferenceNo, 0) {
+		return vendors.AcquirerResult{}, fmt.Errorf("%s callback: failure_reason and retrieval_reference_no must not contain NUL", Name)
 	}
 	switch cb.Status {
 	case vendors.PaymentSuccess:

@@ -323,6 +323,8 @@ func TestParseCallbackRefuses(t *testing.T) {
 		`{"payment_id":"` + paymentID.String() + `","status":"SUCCESS","retrieval_reference_no":"612310000042","paid_at":null,"failure_reason":""}`,
 		`{"payment_id":"` + paymentID.String() + `","status":"FAILED","extra":1}`,
 		`{"payment_id":"` + paymentID.String() + `","status":"FAILED"} {}`,
+		`{"payment_id":"` + paymentID.String() + `","status":"FAILED","failure_reason":"card\u0000declined"}`,
+		`{"payment_id":"` + paymentID.String() + `","status":"FAILED","retrieval_reference_no":"\u0000"}`,
 	} {
 		hh := signedAt(t, []byte(b))
 		r, err := a.ParseCallback(hh, []byte(b), clock)
