@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -218,39 +216,6 @@ func (f *failureLog) list() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.first)
-}
-
-// httpSender sends over HTTP/1.1 keep-alive connections, one per worker:
-// the transport keeps at least as many idle connections as there are
-// workers, so no request waits for a new connection after the warm-up.
-// close releases the connections.
-func httpSender(concurrency int) (send sendFunc, close func()) {
-	tr := &http.Transport{
-		Proxy:               nil, // always straight to the target
-		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:        2 * concurrency,
-		MaxIdleConnsPerHost: 2 * concurrency,
-		IdleConnTimeout:     90 * time.Second,
-		DisableCompression:  true,
-	}
-	client := &http.Client{Transport: tr, Timeout: requestTimeout}
-	send = func(req *http.Request, want int) (bool, string) {
-		resp, err := client.Do(req)
-		if err != nil {
-			return false, err.Error()
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode == want {
-			if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-				return false, "reading the response: " + err.Error()
-			}
-			return true, ""
-		}
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		io.Copy(io.Discard, resp.Body) // drained, the connection is reused
-		return false, describeFailure(resp.Status, body)
-	}
-	return send, tr.CloseIdleConnections
 }
 
 func describeFailure(status string, body []byte) string {
