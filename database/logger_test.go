@@ -1,8 +1,12 @@
 package database
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,5 +49,29 @@ func TestQuietLoggerPassesOnlySlowAndUnexpected(t *testing.T) {
 	}
 	if rendered != 0 {
 		t.Errorf("the wrapper itself rendered %d statements", rendered)
+	}
+}
+
+// A statement that is logged (here: one that fails) is logged without its
+// values: they may be API key hashes, account numbers or secrets.
+func TestLoggedStatementsCarryNoValues(t *testing.T) {
+	var out bytes.Buffer
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewJSONHandler(&out, nil)))
+	t.Cleanup(func() { slog.SetDefault(prev) })
+
+	db, err := Open("sqlite://" + filepath.Join(t.TempDir(), "log.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Exec("SELECT * FROM no_such_table WHERE account_no = ?", "9876543210-secret").Error; err == nil {
+		t.Fatal("the statement should fail")
+	}
+	logged := out.String()
+	if !strings.Contains(logged, "no_such_table") {
+		t.Fatalf("the failed statement was not logged: %s", logged)
+	}
+	if strings.Contains(logged, "9876543210-secret") {
+		t.Fatalf("a value reached the log: %s", logged)
 	}
 }
