@@ -60,8 +60,11 @@ type Server struct {
 	metrics  *metrics.Metrics
 	// principals caches authenticated callers (AUTH_CACHE_TTL); nil: off.
 	principals *authcache.Cache
-	engine     *gin.Engine
-	closers    []func() error
+	// principalsListening is closed once changes announced through Redis
+	// reach principals (tests wait for it).
+	principalsListening chan struct{}
+	engine              *gin.Engine
+	closers             []func() error
 }
 
 // New builds the API with its routes.
@@ -161,9 +164,10 @@ func (s *Server) listenForClientChanges(d Deps) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
+	s.principalsListening = make(chan struct{})
 	go func() {
 		defer close(done)
-		s.principals.Listen(ctx, d.Redis, nil)
+		s.principals.Listen(ctx, d.Redis, s.principalsListening)
 	}()
 	s.closers = append(s.closers, func() error { cancel(); <-done; return nil })
 }
