@@ -21,15 +21,7 @@ import (
 // would run on it (sandbox payouts shared through the database).
 func (c *cli) payoutsOn() *payouts.Service {
 	c.t.Helper()
-	db, err := database.Open(c.env["DATABASE_URL"])
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	c.t.Cleanup(func() {
-		if sqlDB, err := db.DB(); err == nil {
-			sqlDB.Close()
-		}
-	})
+	db := c.openDB()
 	return payouts.New(payouts.Options{DB: db, Vendors: sandbox.Registry(sandbox.Options{Store: sandbox.NewDBStore(db)})})
 }
 

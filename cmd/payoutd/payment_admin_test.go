@@ -17,9 +17,9 @@ import (
 	"github.com/payoutd/payoutd/vendors/sandboxacquirer"
 )
 
-// paymentDB opens the CLI's database for the services a test drives
+// openDB opens the CLI's database for the services a test drives
 // beside the commands.
-func (c *cli) paymentDB() *gorm.DB {
+func (c *cli) openDB() *gorm.DB {
 	c.t.Helper()
 	db, err := database.Open(c.env["DATABASE_URL"])
 	if err != nil {
@@ -62,7 +62,7 @@ func TestAdminPaymentSimulateAfterExpiredAt(t *testing.T) {
 	c := newCLI(t)
 	client := c.client(c.ok("client", "create", "--name", "Toko")["client_id"].(string))
 	c.ok("wallet", "create", "--client", client.ID.String(), "--name", "Main", "--vendor", "simbank")
-	minuteAgo := paymentsAt(t, c.paymentDB(), func() time.Time { return time.Now().Add(-2 * time.Minute) })
+	minuteAgo := paymentsAt(t, c.openDB(), func() time.Time { return time.Now().Add(-2 * time.Minute) })
 	id := createPayment(t, minuteAgo, client, 20_000, time.Minute) // expired a minute ago; nothing expired it
 
 	out := c.ok("payment", "simulate", "--id", id.String(), "--status", "SUCCESS")
@@ -90,7 +90,7 @@ func TestAdminReconcileCleanAfterADay(t *testing.T) {
 	client := c.client(c.ok("client", "create", "--name", "Toko Harian")["client_id"].(string))
 	wallet := c.ok("wallet", "create", "--client", client.ID.String(), "--name", "Main", "--vendor", "simbank")["wallet_id"].(string)
 	c.ok("wallet", "create", "--client", client.ID.String(), "--name", "E-wallets", "--vendor", "simwallet")
-	db := c.paymentDB()
+	db := c.openDB()
 	today := paymentsAt(t, db, time.Now)
 
 	paid := []uuid.UUID{createPayment(t, today, client, 150_000, time.Hour), createPayment(t, today, client, 200_000, time.Hour),
