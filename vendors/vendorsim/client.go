@@ -182,11 +182,16 @@ func (c *Client) ParseCallback(header http.Header, body []byte, now time.Time) (
 		return vendors.PayoutResult{}, fmt.Errorf("%s callback: invalid JSON: %w", c.name, err)
 	}
 	st := vendors.PayoutStatus(cb.Status)
-	if cb.Reference == "" || (st != vendors.PayoutSuccess && st != vendors.PayoutFailed) {
+	if cb.Reference == "" || strings.ContainsRune(cb.Reference, 0) || (st != vendors.PayoutSuccess && st != vendors.PayoutFailed) {
 		return vendors.PayoutResult{}, fmt.Errorf("%s callback: want a reference and a status SUCCESS or FAILED, got %q %q", c.name, cb.Reference, cb.Status)
 	}
-	return vendors.PayoutResult{Reference: cb.Reference, Status: st, FailureReason: cb.FailureReason}, nil
+	return vendors.PayoutResult{Reference: cb.Reference, Status: st, FailureReason: storableText(cb.FailureReason)}, nil
 }
+
+// storableText keeps a vendor's free text storable: PostgreSQL refuses a
+// NUL in text, and a failure reason that cannot be stored would leave the
+// payout's result unrecorded, retried for ever.
+func storableText(s string) string { return strings.ReplaceAll(s, "\x00", "\uFFFD") }
 
 func (r payoutResponse) result() (vendors.PayoutResult, error) {
 	st := vendors.PayoutStatus(r.Status)
@@ -196,7 +201,7 @@ func (r payoutResponse) result() (vendors.PayoutResult, error) {
 		// Said something, but not what: the outcome stays unknown.
 		return vendors.PayoutResult{}, fmt.Errorf("%w: vendor reported status %q", vendors.ErrUnavailable, r.Status)
 	}
-	return vendors.PayoutResult{Reference: r.Reference, Status: st, FailureReason: r.FailureReason}, nil
+	return vendors.PayoutResult{Reference: r.Reference, Status: st, FailureReason: storableText(r.FailureReason)}, nil
 }
 
 // call sends one request, trying up to tries times on network errors and
@@ -296,7 +301,7 @@ func (c *Client) mapError(method, path string, status int, eb errorBody) error {
 		if eb.Reason == "" {
 			return vendors.ErrRejected
 		}
-		return fmt.Errorf("%w: %s", vendors.ErrRejected, eb.Reason)
+		return fmt.Errorf("%w: %s", vendors.ErrRejected, storableText(eb.Reason))
 	case CodeUnknownPayout:
 		return vendors.ErrUnknownPayout
 	case CodeAlreadyFinal:

@@ -525,8 +525,15 @@ func TestParseCallbackRejectsForgeries(t *testing.T) {
 	if _, err := c.ParseCallback(signed(body, now.Add(-4*time.Minute), secret), body, now); err != nil {
 		t.Errorf("4 minutes old: %v", err)
 	}
+	// A NUL in the failure reason (which PostgreSQL could not store) is
+	// replaced; one in the reference makes the callback malformed.
+	nul := []byte(`{"reference":"r","status":"FAILED","failure_reason":"closed\u0000account"}`)
+	if res, err := c.ParseCallback(signed(nul, now, secret), nul, now); err != nil || res.FailureReason != "closed\uFFFDaccount" {
+		t.Errorf("failure reason with NUL: %+v, %v", res, err)
+	}
 	// Signed but not a payout result: an error, though not a forgery.
-	for _, b := range []string{`{"reference":"r","status":"PENDING","failure_reason":""}`, `{"reference":"","status":"SUCCESS"}`, `[]`} {
+	for _, b := range []string{`{"reference":"r","status":"PENDING","failure_reason":""}`, `{"reference":"","status":"SUCCESS"}`, `[]`,
+		`{"reference":"r\u0000","status":"SUCCESS"}`} {
 		_, err := c.ParseCallback(signed([]byte(b), now, secret), []byte(b), now)
 		if err == nil || errors.Is(err, vendors.ErrInvalidCallback) {
 			t.Errorf("signed %s: %v, want a malformed-callback error", b, err)
