@@ -10,6 +10,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/payments"
 	"github.com/payoutd/payoutd/payouts"
 	"github.com/payoutd/payoutd/tasks"
 	"github.com/payoutd/payoutd/webhooks"
@@ -87,7 +88,8 @@ func deliverWebhook(d *webhooks.Deliverer) asynq.HandlerFunc {
 }
 
 // paymentTask adapts a payments step to an asynq handler: a missing payment
-// is not retried; anything else failing is.
+// is not retried; anything else failing is. A step run before its payment
+// was due is retried then (isFailure does not count it as a failure).
 func paymentTask(step func(context.Context, uuid.UUID) error) asynq.HandlerFunc {
 	return func(ctx context.Context, t *asynq.Task) error {
 		id, err := tasks.ParsePayment(t)
@@ -95,13 +97,25 @@ func paymentTask(step func(context.Context, uuid.UUID) error) asynq.HandlerFunc 
 			return err
 		}
 		err = step(ctx, id)
-		if errors.Is(err, models.ErrPaymentNotFound) {
+		var early *payments.NotDueError
+		switch {
+		case errors.Is(err, models.ErrPaymentNotFound):
 			return fmt.Errorf("%w: %w", err, asynq.SkipRetry)
-		}
-		if err != nil {
+		case errors.As(err, &early):
+			slog.InfoContext(ctx, "payment task ran early; it runs again when due", slog.String("task", t.Type()),
+				slog.String("payment_id", id.String()), slog.Duration("wait", early.Wait))
+		case err != nil:
 			slog.WarnContext(ctx, "payment task failed; will be retried", slog.String("task", t.Type()),
 				slog.String("payment_id", id.String()), slog.Any("error", err))
 		}
 		return err
 	}
+}
+
+// isFailure tells asynq which errors are failures: a payment task that ran
+// before its due time (asynq keeps schedule times to the second) is retried
+// on time without counting against its retries or showing as failed.
+func isFailure(err error) bool {
+	var early *payments.NotDueError
+	return !errors.As(err, &early)
 }

@@ -95,6 +95,7 @@ func Run(ctx context.Context, d Deps) error {
 		ShutdownTimeout: 20 * time.Second,
 		Logger:          slogAdapter{},
 		RetryDelayFunc:  tasks.RetryDelay,
+		IsFailure:       isFailure,
 		// Tasks wait for a free worker at most this long when idle.
 		TaskCheckInterval: 200 * time.Millisecond,
 		// Scheduled polls and retries become due to the second: the first
