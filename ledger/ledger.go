@@ -11,7 +11,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
@@ -36,53 +38,131 @@ type Posting struct {
 // ErrUnbalanced is returned for a posting whose entries do not sum to zero.
 var ErrUnbalanced = errors.New("ledger posting does not balance to zero")
 
+// Release is a wallet lock a posting settles: Amount comes off the
+// wallet's locked balance in the same update that changes its balance.
+type Release struct {
+	WalletID uuid.UUID
+	Amount   models.Amount
+}
+
 // Post writes p inside tx and applies each wallet entry to the wallet's
 // balance. tx must be a transaction: the entries and the balances commit
 // together or not at all. It returns the ledger transaction id.
 func Post(tx *gorm.DB, p Posting) (uuid.UUID, error) {
+	ids, err := PostAll(tx, []Posting{p}, nil)
+	if err != nil {
+		return uuid.Nil, err
+	}
+	return ids[0], nil
+}
+
+// PostAll is Post for several postings at once, in a fixed number of
+// statements plus one update per wallet touched: one insert of the ledger
+// transactions, one of their entries, then each wallet's summed change,
+// in wallet id order so that concurrent callers lock wallets in the same
+// order. Each release takes its amount off the wallet's lock in that same
+// update, guarded so that a lock never goes negative. It returns the ledger
+// transaction ids in the order of ps.
+func PostAll(tx *gorm.DB, ps []Posting, releases []Release) ([]uuid.UUID, error) {
+	for _, p := range ps {
+		if err := checkBalanced(p); err != nil {
+			return nil, err
+		}
+	}
+	now := models.Now()
+	txns := make([]models.LedgerTransaction, len(ps))
+	ids := make([]uuid.UUID, len(ps))
+	var entries []models.LedgerEntry
+	changes := map[uuid.UUID]*walletChange{}
+	change := func(id uuid.UUID) *walletChange {
+		if changes[id] == nil {
+			changes[id] = &walletChange{}
+		}
+		return changes[id]
+	}
+	for i, p := range ps {
+		ids[i] = models.NewID()
+		txns[i] = models.LedgerTransaction{ID: ids[i], Kind: p.Kind, Memo: p.Memo, Reference: p.Reference, CreatedAt: now}
+		for _, e := range p.Entries {
+			entries = append(entries, models.LedgerEntry{TransactionID: ids[i], Account: e.Account, Amount: e.Amount, CreatedAt: now})
+			if walletID, ok := walletOf(e.Account); ok {
+				c := change(walletID)
+				c.balance += e.Amount
+			}
+		}
+	}
+	for _, r := range releases {
+		change(r.WalletID).release += r.Amount
+	}
+	if len(txns) > 0 {
+		if err := tx.Create(&txns).Error; err != nil {
+			return nil, err
+		}
+		if err := tx.Create(&entries).Error; err != nil {
+			return nil, err
+		}
+	}
+	walletIDs := make([]uuid.UUID, 0, len(changes))
+	for id := range changes {
+		walletIDs = append(walletIDs, id)
+	}
+	slices.SortFunc(walletIDs, func(a, b uuid.UUID) int { return strings.Compare(a.String(), b.String()) })
+	for _, id := range walletIDs {
+		if err := changes[id].apply(tx, id, now); err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
+}
+
+// checkBalanced refuses a posting of fewer than two entries, a zero entry,
+// or entries that do not sum to zero.
+func checkBalanced(p Posting) error {
 	if len(p.Entries) < 2 {
-		return uuid.Nil, fmt.Errorf("%w: a posting needs at least two entries", ErrUnbalanced)
+		return fmt.Errorf("%w: a posting needs at least two entries", ErrUnbalanced)
 	}
 	var sum models.Amount
 	for _, e := range p.Entries {
 		if e.Amount == 0 {
-			return uuid.Nil, errors.New("ledger entry of zero")
+			return errors.New("ledger entry of zero")
 		}
 		var err error
 		if sum, err = sum.Add(e.Amount); err != nil {
-			return uuid.Nil, err
+			return err
 		}
 	}
 	if sum != 0 {
-		return uuid.Nil, ErrUnbalanced
+		return ErrUnbalanced
 	}
-	now := models.Now()
-	txn := models.LedgerTransaction{ID: models.NewID(), Kind: p.Kind, Memo: p.Memo, Reference: p.Reference, CreatedAt: now}
-	if err := tx.Create(&txn).Error; err != nil {
-		return uuid.Nil, err
-	}
-	entries := make([]models.LedgerEntry, len(p.Entries))
-	for i, e := range p.Entries {
-		entries[i] = models.LedgerEntry{TransactionID: txn.ID, Account: e.Account, Amount: e.Amount, CreatedAt: now}
-	}
-	if err := tx.Create(&entries).Error; err != nil {
-		return uuid.Nil, err
-	}
-	for _, e := range p.Entries {
-		walletID, ok := walletOf(e.Account)
-		if !ok {
-			continue
-		}
-		res := tx.Model(&models.Wallet{}).Where("id = ?", walletID).
-			Updates(map[string]any{"balance": gorm.Expr("balance + ?", int64(e.Amount)), "updated_at": now})
+	return nil
+}
+
+// walletChange is what PostAll does to one wallet.
+type walletChange struct {
+	balance models.Amount // added to the balance
+	release models.Amount // taken off the lock
+}
+
+func (c walletChange) apply(tx *gorm.DB, id uuid.UUID, now time.Time) error {
+	if c.release == 0 {
+		res := tx.Exec(`UPDATE wallets SET balance = balance + ?, updated_at = ? WHERE id = ?`, int64(c.balance), now, id)
 		if res.Error != nil {
-			return uuid.Nil, res.Error
+			return res.Error
 		}
 		if res.RowsAffected != 1 {
-			return uuid.Nil, models.ErrWalletNotFound
+			return models.ErrWalletNotFound
 		}
+		return nil
 	}
-	return txn.ID, nil
+	res := tx.Exec(`UPDATE wallets SET balance = balance + ?, locked = locked - ?, updated_at = ? WHERE id = ? AND locked >= ?`,
+		int64(c.balance), int64(c.release), now, id, int64(c.release))
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected != 1 {
+		return fmt.Errorf("release lock: wallet %s is missing or holds less than %s locked", id, c.release)
+	}
+	return nil
 }
 
 func walletOf(account string) (uuid.UUID, bool) {

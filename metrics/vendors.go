@@ -10,7 +10,7 @@ import (
 // WrapVendors returns the registry with every vendor counting its calls
 // in payoutd_vendor_calls_total. A wrapped vendor implements
 // vendors.Completer and vendors.CallbackParser exactly when the vendor it
-// wraps does, so callers' type assertions answer as before. A nil m
+// wraps does (and vendors.BatchSubmitter always, through vendors.SubmitAll), so callers' type assertions answer as before. A nil m
 // returns r as it is.
 func (m *Metrics) WrapVendors(r vendors.Registry) vendors.Registry {
 	if m == nil {
@@ -64,6 +64,15 @@ func (c countingVendor) Submit(ctx context.Context, p vendors.Payout) (vendors.P
 	r, err := c.Vendor.Submit(ctx, p)
 	c.count("submit", err)
 	return r, err
+}
+
+// SubmitBatch counts each payout of the batch as one submit call.
+func (c countingVendor) SubmitBatch(ctx context.Context, ps []vendors.Payout) []vendors.SubmitOutcome {
+	out := vendors.SubmitAll(ctx, c.Vendor, ps)
+	for _, o := range out {
+		c.count("submit", o.Err)
+	}
+	return out
 }
 
 func (c countingVendor) Status(ctx context.Context, reference string) (vendors.PayoutResult, error) {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/google/uuid"
 	"gorm.io/gorm"
 
 	"github.com/payoutd/payoutd/database"
@@ -164,7 +165,7 @@ func (s *Service) insert(ctx context.Context, d *models.Disbursement) error {
 		if res.RowsAffected != 1 {
 			return models.ErrInsufficientBalance
 		}
-		return audit(tx, d.ID, "", d.Status, "created", d.CreatedAt)
+		return audit(tx, []uuid.UUID{d.ID}, "", d.Status, "created", d.CreatedAt)
 	})
 }
 

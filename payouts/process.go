@@ -36,8 +36,12 @@ func PollDelay(n int) time.Duration {
 // attempted before is resolved by asking the vendor for the reference; the
 // vendor is asked to pay again only when it has never seen the reference
 // and the earlier call is surely over (the submit lease). It returns
-// ErrOutcomeUnknown (wrapped) when the task should be retried.
+// ErrOutcomeUnknown (wrapped) when the task should be retried. While
+// RunSubmitBatches runs, a first submit goes through a batch.
 func (s *Service) Submit(ctx context.Context, id uuid.UUID) error {
+	if handled, err := s.submitBatched(ctx, id); handled {
+		return err
+	}
 	d, err := s.Get(ctx, id)
 	if err != nil {
 		return err
@@ -128,10 +132,18 @@ func (s *Service) unknownOutcome(ctx context.Context, d *models.Disbursement, ca
 // applyResult moves d to what the vendor reports: accepted (REQUESTED),
 // paid (SUCCESS, through REQUESTED when needed) or failed.
 func (s *Service) applyResult(ctx context.Context, d *models.Disbursement, r vendors.PayoutResult) error {
+	moves := s.resultMoves(d, r)
+	if len(moves) == 0 {
+		return nil
+	}
+	return s.move(ctx, d, moves...)
+}
+
+// resultMoves are the moves that bring d to what the vendor reports.
+func (s *Service) resultMoves(d *models.Disbursement, r vendors.PayoutResult) []Move {
 	var moves []Move
-	now := s.clock()
 	if d.Status == models.StatusVerified && r.Status != vendors.PayoutFailed {
-		moves = append(moves, Move{To: models.StatusRequested, Reason: "vendor accepted the payout", NextCheckAt: now.Add(PollDelay(0) + sweepGrace)})
+		moves = append(moves, Move{To: models.StatusRequested, Reason: "vendor accepted the payout", NextCheckAt: s.clock().Add(PollDelay(0) + sweepGrace)})
 	}
 	switch r.Status {
 	case vendors.PayoutSuccess:
@@ -139,16 +151,7 @@ func (s *Service) applyResult(ctx context.Context, d *models.Disbursement, r ven
 	case vendors.PayoutFailed:
 		moves = append(moves, Move{To: models.StatusFailed, FailedReason: orDefault(r.FailureReason, "vendor reports the payout failed"), Reason: "vendor reports the payout failed"})
 	}
-	if len(moves) == 0 {
-		return nil
-	}
-	if err := s.move(ctx, d, moves...); err != nil {
-		return err
-	}
-	if d.Status == models.StatusRequested {
-		s.enqueuePoll(ctx, d)
-	}
-	return nil
+	return moves
 }
 
 // Poll asks the vendor for the status of a REQUESTED payout: the
@@ -206,40 +209,93 @@ func (s *Service) enqueuePoll(ctx context.Context, d *models.Disbursement) {
 	}
 }
 
-// move applies one or more moves to d in one transaction, then counts
-// them and hands the webhook event a final status recorded to the queue.
+// move applies one or more moves to d in one transaction: moveAll of one.
 func (s *Service) move(ctx context.Context, d *models.Disbursement, moves ...Move) error {
+	return s.moveAll(ctx, []plan{{d: d, moves: moves}})
+}
+
+// plan is the moves one disbursement makes, in order.
+type plan struct {
+	d     *models.Disbursement
+	moves []Move
+}
+
+// moveKey groups the moves of a batch that one transition call applies.
+type moveKey struct {
+	from models.DisbursementStatus
+	move Move
+}
+
+// moveAll applies every plan in one transaction, step by step, each step's
+// alike moves together, so that a batch costs a few statements whatever
+// its size; either all plans commit or none. The transaction works on
+// copies: the callers' disbursements change only once it committed. Then
+// it counts the transitions, enqueues the webhook events of the ones that
+// reached SUCCESS or FAILED, and the first status check of those that
+// reached REQUESTED.
+func (s *Service) moveAll(ctx context.Context, plans []plan) error {
 	now := s.clock()
-	from := d.Status
+	work := make([]models.Disbursement, len(plans))
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		for _, m := range moves {
-			if err := transition(tx, d, m, now); err != nil {
-				return err
+		for i, p := range plans {
+			work[i] = *p.d
+		}
+		for step := 0; ; step++ {
+			groups := map[moveKey][]*models.Disbursement{}
+			var order []moveKey
+			for i, p := range plans {
+				if step >= len(p.moves) {
+					continue
+				}
+				key := moveKey{from: work[i].Status, move: p.moves[step]}
+				if groups[key] == nil {
+					order = append(order, key)
+				}
+				groups[key] = append(groups[key], &work[i])
+			}
+			if len(order) == 0 {
+				return nil
+			}
+			for _, key := range order {
+				if err := transition(tx, groups[key], key.move, now); err != nil {
+					return err
+				}
 			}
 		}
-		return nil
 	})
-	if err == nil {
-		for _, m := range moves {
+	if err != nil {
+		return err
+	}
+	var final []uuid.UUID
+	for i, p := range plans {
+		from := p.d.Status
+		*p.d = work[i]
+		for _, m := range p.moves {
 			s.metrics.DisbursementTransition(string(from), string(m.To))
 			from = m.To
 		}
+		switch p.d.Status {
+		case models.StatusSuccess, models.StatusFailed:
+			final = append(final, p.d.ID)
+		case models.StatusRequested:
+			if len(p.moves) > 0 && p.moves[len(p.moves)-1].To == models.StatusRequested {
+				s.enqueuePoll(ctx, p.d)
+			}
+		}
 	}
-	if err == nil && (d.Status == models.StatusSuccess || d.Status == models.StatusFailed) {
-		s.enqueueEvents(ctx, d)
-	}
-	return err
+	s.enqueueEvents(ctx, final)
+	return nil
 }
 
-// enqueueEvents enqueues the pending webhook events of d. A failure is
-// only logged: the webhook sweep enqueues them later.
-func (s *Service) enqueueEvents(ctx context.Context, d *models.Disbursement) {
-	if s.queue == nil {
+// enqueueEvents enqueues the pending webhook events of the disbursements.
+// A failure is only logged: the webhook sweep enqueues them later.
+func (s *Service) enqueueEvents(ctx context.Context, subjects []uuid.UUID) {
+	if s.queue == nil || len(subjects) == 0 {
 		return
 	}
 	var ids []uuid.UUID
 	err := s.db.WithContext(ctx).Model(&models.WebhookEvent{}).
-		Where("subject_id = ? AND state = ?", d.ID, models.WebhookPending).Pluck("id", &ids).Error
+		Where("subject_id IN ? AND state = ?", subjects, models.WebhookPending).Pluck("id", &ids).Error
 	for _, id := range ids {
 		if err == nil {
 			err = s.queue.EnqueueWebhook(ctx, id, "")
@@ -247,7 +303,7 @@ func (s *Service) enqueueEvents(ctx context.Context, d *models.Disbursement) {
 	}
 	if err != nil {
 		slog.WarnContext(ctx, "enqueue webhook:deliver failed; the sweep will retry",
-			slog.String("disbursement_id", d.ID.String()), slog.Any("error", err))
+			slog.Int("disbursements", len(subjects)), slog.Any("error", err))
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -37,6 +38,9 @@ type Service struct {
 	submitLease time.Duration
 	now         func() time.Time
 	metrics     *metrics.Metrics
+
+	mu      sync.Mutex
+	batches *batcher // set while RunSubmitBatches runs
 }
 
 // Options configure a Service.

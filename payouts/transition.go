@@ -2,7 +2,11 @@ package payouts
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/google/uuid"
 
 	"gorm.io/gorm"
 
@@ -26,18 +30,31 @@ type Move struct {
 	IfSubmitAttempts *int
 }
 
-// transition moves d to m.To inside tx, the only way a stored
-// disbursement's status changes. It refuses a move the lifecycle does not
-// allow (models.ErrTransitionRefused) and a row no longer in d.Status
-// (models.ErrStaleStatus); either way nothing is written. With the status it
-// applies the move's consequences in the same transaction: a terminal
-// status releases the lock, SUCCESS debits the gross through the ledger,
-// SUCCESS and FAILED record the merchant's webhook event, and every move
-// leaves an audit line. d is updated on success.
-func transition(tx *gorm.DB, d *models.Disbursement, m Move, now time.Time) error {
-	from := d.Status
+// transition moves every disbursement of ds, all in one status, to m.To
+// inside tx: the only way a stored disbursement's status changes. It
+// refuses a move the lifecycle does not allow (models.ErrTransitionRefused)
+// and rows no longer in that status (models.ErrStaleStatus); either way the
+// caller must roll tx back. With the status it applies the move's
+// consequences in the same transaction: a terminal status releases the
+// locks, SUCCESS debits the gross through the ledger, SUCCESS and FAILED
+// record the merchants' webhook events, and every move leaves an audit
+// line. It costs the same few statements for one disbursement or a batch
+// (plus one per wallet). ds are updated as stored; callers hand in copies
+// they drop if tx rolls back.
+func transition(tx *gorm.DB, ds []*models.Disbursement, m Move, now time.Time) error {
+	if len(ds) == 0 {
+		return nil
+	}
+	from := ds[0].Status
+	ids := make([]uuid.UUID, len(ds))
+	for i, d := range ds {
+		if d.Status != from {
+			return fmt.Errorf("transition of %s from %s with %s from %s in one batch", d.ID, d.Status, ds[0].ID, from)
+		}
+		ids[i] = d.ID
+	}
 	if !from.CanMoveTo(m.To) {
-		return fmt.Errorf("%w: %s → %s for %s", models.ErrTransitionRefused, from, m.To, d.ID)
+		return fmt.Errorf("%w: %s → %s for %s", models.ErrTransitionRefused, from, m.To, describe(ids))
 	}
 	updates := map[string]any{"status": m.To, "updated_at": now}
 	switch m.To {
@@ -57,7 +74,7 @@ func transition(tx *gorm.DB, d *models.Disbursement, m Move, now time.Time) erro
 	} else if !m.NextCheckAt.IsZero() {
 		updates["next_check_at"] = m.NextCheckAt
 	}
-	guarded := tx.Model(&models.Disbursement{}).Where("id = ? AND status = ?", d.ID, from)
+	guarded := tx.Model(&models.Disbursement{}).Where("id IN ? AND status = ?", ids, from)
 	if m.IfSubmitAttempts != nil {
 		guarded = guarded.Where("submit_attempts = ?", *m.IfSubmitAttempts)
 	}
@@ -65,29 +82,39 @@ func transition(tx *gorm.DB, d *models.Disbursement, m Move, now time.Time) erro
 	if res.Error != nil {
 		return res.Error
 	}
-	if res.RowsAffected != 1 {
-		return fmt.Errorf("%w: %s is no longer %s", models.ErrStaleStatus, d.ID, from)
+	if res.RowsAffected != int64(len(ds)) {
+		return fmt.Errorf("%w: %s no longer %s", models.ErrStaleStatus, describe(ids), from)
 	}
-	if m.To.Terminal() {
-		if err := releaseLock(tx, d, now); err != nil {
+	switch {
+	case m.To == models.StatusSuccess:
+		if err := postPayouts(tx, ds); err != nil {
+			return err
+		}
+	case m.To.Terminal():
+		if err := releaseLocks(tx, ds, now); err != nil {
 			return err
 		}
 	}
-	if m.To == models.StatusSuccess {
-		if err := postPayout(tx, d); err != nil {
-			return err
-		}
-	}
-	if err := audit(tx, d.ID, from, m.To, m.Reason, now); err != nil {
+	if err := audit(tx, ids, from, m.To, m.Reason, now); err != nil {
 		return err
 	}
-	applyMove(d, m, updates, now)
-	if event, err := webhooks.DisbursementEvent(d); err == nil {
-		if _, err := webhooks.Record(tx, event, now); err != nil {
-			return err
+	var events []webhooks.NewEvent
+	for _, d := range ds {
+		applyMove(d, m, updates, now)
+		if event, err := webhooks.DisbursementEvent(d); err == nil {
+			events = append(events, event)
 		}
 	}
-	return nil
+	_, err := webhooks.RecordAll(tx, events, now)
+	return err
+}
+
+// describe names the disbursements of a move in an error.
+func describe(ids []uuid.UUID) string {
+	if len(ids) == 1 {
+		return ids[0].String() + " is"
+	}
+	return fmt.Sprintf("%d disbursements from %s are", len(ids), ids[0])
 }
 
 // applyMove mirrors the stored update on the in-memory disbursement.
@@ -111,40 +138,76 @@ func applyMove(d *models.Disbursement, m Move, updates map[string]any, now time.
 	}
 }
 
-// releaseLock gives the gross back to the wallet's available balance. The
-// guard keeps the lock from going negative: if it would, the lock invariant
+// releaseLocks gives the gross of each disbursement back to its wallet's
+// available balance: one update per wallet, in wallet id order like the
+// ledger's, so that concurrent batches lock wallets in the same order. The
+// guard keeps a lock from going negative: if it would, the lock invariant
 // is already broken and the whole move is refused.
-func releaseLock(tx *gorm.DB, d *models.Disbursement, now time.Time) error {
-	res := tx.Exec(`UPDATE wallets SET locked = locked - ?, updated_at = ? WHERE id = ? AND locked >= ?`,
-		int64(d.Amount), now, d.WalletID, int64(d.Amount))
-	if res.Error != nil {
-		return res.Error
+func releaseLocks(tx *gorm.DB, ds []*models.Disbursement, now time.Time) error {
+	byWallet := map[uuid.UUID]models.Amount{}
+	for _, d := range ds {
+		byWallet[d.WalletID] += d.Amount
 	}
-	if res.RowsAffected != 1 {
-		return fmt.Errorf("release lock of %s: wallet %s holds less than %s locked", d.ID, d.WalletID, d.Amount)
+	walletIDs := make([]uuid.UUID, 0, len(byWallet))
+	for id := range byWallet {
+		walletIDs = append(walletIDs, id)
+	}
+	slices.SortFunc(walletIDs, func(a, b uuid.UUID) int { return strings.Compare(a.String(), b.String()) })
+	for _, id := range walletIDs {
+		amount := byWallet[id]
+		res := tx.Exec(`UPDATE wallets SET locked = locked - ?, updated_at = ? WHERE id = ? AND locked >= ?`,
+			int64(amount), now, id, int64(amount))
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected != 1 {
+			return fmt.Errorf("release lock of %s: wallet %s holds less than %s locked", describe(idsOf(ds)), id, amount)
+		}
 	}
 	return nil
 }
 
-// postPayout records a paid disbursement: the gross leaves the wallet, the
-// net goes to the vendor's clearing account, the fee to the platform.
-func postPayout(tx *gorm.DB, d *models.Disbursement) error {
-	entries := []ledger.Entry{
-		{Account: models.WalletAccount(d.WalletID), Amount: -d.Amount},
-		{Account: models.VendorClearingAccount(d.Vendor), Amount: d.NetAmount},
+// postPayouts records paid disbursements: each gross leaves its wallet
+// (and its lock), the net goes to the vendor's clearing account, the fee
+// to the platform.
+func postPayouts(tx *gorm.DB, ds []*models.Disbursement) error {
+	postings := make([]ledger.Posting, len(ds))
+	releases := make([]ledger.Release, len(ds))
+	for i, d := range ds {
+		entries := []ledger.Entry{
+			{Account: models.WalletAccount(d.WalletID), Amount: -d.Amount},
+			{Account: models.VendorClearingAccount(d.Vendor), Amount: d.NetAmount},
+		}
+		if d.PlatformFee > 0 {
+			entries = append(entries, ledger.Entry{Account: models.AccountPlatformFees, Amount: d.PlatformFee})
+		}
+		postings[i] = ledger.Posting{Kind: "payout", Memo: "disbursement " + d.BankCode + " " + string(d.TransferType),
+			Reference: d.ID.String(), Entries: entries}
+		releases[i] = ledger.Release{WalletID: d.WalletID, Amount: d.Amount}
 	}
-	if d.PlatformFee > 0 {
-		entries = append(entries, ledger.Entry{Account: models.AccountPlatformFees, Amount: d.PlatformFee})
-	}
-	_, err := ledger.Post(tx, ledger.Posting{
-		Kind: "payout", Memo: "disbursement " + d.BankCode + " " + string(d.TransferType),
-		Reference: d.ID.String(), Entries: entries,
-	})
+	_, err := ledger.PostAll(tx, postings, releases)
 	return err
 }
 
-// audit appends one line to the disbursement's trail.
-func audit(tx *gorm.DB, id any, from, to models.DisbursementStatus, reason string, now time.Time) error {
-	return tx.Exec(`INSERT INTO disbursement_transitions (disbursement_id, from_status, to_status, reason, created_at)
-	        VALUES (?, ?, ?, ?, ?)`, id, string(from), string(to), reason, now).Error
+// audit appends one line per disbursement to their trails, in one insert.
+func audit(tx *gorm.DB, ids []uuid.UUID, from, to models.DisbursementStatus, reason string, now time.Time) error {
+	var sql strings.Builder
+	sql.WriteString(`INSERT INTO disbursement_transitions (disbursement_id, from_status, to_status, reason, created_at) VALUES `)
+	args := make([]any, 0, 5*len(ids))
+	for i, id := range ids {
+		if i > 0 {
+			sql.WriteString(", ")
+		}
+		sql.WriteString("(?, ?, ?, ?, ?)")
+		args = append(args, id, string(from), string(to), reason, now)
+	}
+	return tx.Exec(sql.String(), args...).Error
+}
+
+func idsOf(ds []*models.Disbursement) []uuid.UUID {
+	ids := make([]uuid.UUID, len(ds))
+	for i, d := range ds {
+		ids[i] = d.ID
+	}
+	return ids
 }

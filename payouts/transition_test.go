@@ -26,7 +26,7 @@ func TestTransitionAllowedMoves(t *testing.T) {
 				f := newFixture(t, models.Rupiah(1_000_000))
 				d := f.stored(from, gross)
 				err := f.db.Transaction(func(tx *gorm.DB) error {
-					return transition(tx, d, Move{To: to, Reason: "test", FailedReason: "returned"}, models.Now())
+					return transition(tx, []*models.Disbursement{d}, Move{To: to, Reason: "test", FailedReason: "returned"}, models.Now())
 				})
 				if err != nil {
 					t.Fatalf("transition: %v", err)
@@ -83,7 +83,7 @@ func TestTransitionRefusedMoves(t *testing.T) {
 			d := f.stored(from, models.Rupiah(50_000))
 			before := f.walletNow()
 			err := f.db.Transaction(func(tx *gorm.DB) error {
-				return transition(tx, d, Move{To: to}, models.Now())
+				return transition(tx, []*models.Disbursement{d}, Move{To: to}, models.Now())
 			})
 			if !errors.Is(err, models.ErrTransitionRefused) {
 				t.Errorf("%s → %s: error %v, want ErrTransitionRefused", from, to, err)
@@ -108,12 +108,12 @@ func TestTransitionStaleRowIsNotOverwritten(t *testing.T) {
 	d := f.stored(models.StatusVerified, models.Rupiah(100_000))
 	stale := *d
 	if err := f.db.Transaction(func(tx *gorm.DB) error {
-		return transition(tx, d, Move{To: models.StatusRequested}, models.Now())
+		return transition(tx, []*models.Disbursement{d}, Move{To: models.StatusRequested}, models.Now())
 	}); err != nil {
 		t.Fatal(err)
 	}
 	err := f.db.Transaction(func(tx *gorm.DB) error {
-		return transition(tx, &stale, Move{To: models.StatusExpired}, models.Now())
+		return transition(tx, []*models.Disbursement{&stale}, Move{To: models.StatusExpired}, models.Now())
 	})
 	if !errors.Is(err, models.ErrStaleStatus) {
 		t.Fatalf("stale move: %v, want ErrStaleStatus", err)

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/payoutd/payoutd/models"
@@ -111,6 +112,41 @@ type Vendor interface {
 	// Status reports a payout by reference. Returns ErrUnknownPayout or
 	// ErrUnavailable.
 	Status(ctx context.Context, reference string) (PayoutResult, error)
+}
+
+// BatchSubmitter is a Vendor that takes several payouts in one call. The
+// worker uses it for payouts submitted at the same moment; a vendor without
+// it gets one Submit per payout. Outcome i answers payouts[i] exactly as
+// Submit(payouts[i]) would have: same result, same error kinds.
+type BatchSubmitter interface {
+	SubmitBatch(ctx context.Context, payouts []Payout) []SubmitOutcome
+}
+
+// SubmitOutcome is one payout's answer within a batch: Result when Err is
+// nil, otherwise an error as Submit returns it (ErrRejected, ErrUnavailable).
+type SubmitOutcome struct {
+	Result PayoutResult
+	Err    error
+}
+
+// SubmitAll submits payouts through v and answers them in order: in one
+// call when v is a BatchSubmitter, otherwise one Submit per payout, all at
+// once, so a batch takes as long as its slowest payout.
+func SubmitAll(ctx context.Context, v Vendor, payouts []Payout) []SubmitOutcome {
+	if b, ok := v.(BatchSubmitter); ok {
+		return b.SubmitBatch(ctx, payouts)
+	}
+	out := make([]SubmitOutcome, len(payouts))
+	var wg sync.WaitGroup
+	for i := range payouts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i].Result, out[i].Err = v.Submit(ctx, payouts[i])
+		}()
+	}
+	wg.Wait()
+	return out
 }
 
 // Completer finishes a sandbox payout by hand (payoutd admin sandbox complete).

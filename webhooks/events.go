@@ -43,27 +43,67 @@ type envelope struct {
 // sends these bytes. An event of a client without a URL for its target is
 // kept as no_url.
 func Record(tx *gorm.DB, e NewEvent, now time.Time) (*models.WebhookEvent, error) {
-	var client models.Client
-	if err := tx.Select("id, payout_webhook_url, payment_webhook_url").Where("id = ?", e.ClientID).Take(&client).Error; err != nil {
-		return nil, fmt.Errorf("webhook event for client %s: %w", e.ClientID, err)
-	}
-	var last int
-	if err := tx.Model(&models.WebhookEvent{}).Select("COALESCE(MAX(sequence), 0)").Where("subject_id = ?", e.SubjectID).Scan(&last).Error; err != nil {
-		return nil, err
-	}
-	id := models.NewID()
-	body, err := json.Marshal(envelope{EventID: id.String(), Event: e.Event, CreatedAt: models.FormatTime(now), Data: e.Data})
+	events, err := RecordAll(tx, []NewEvent{e}, now)
 	if err != nil {
 		return nil, err
 	}
+	return &events[0], nil
+}
+
+// RecordAll is Record for several events in a fixed number of statements
+// (a state change applied to a batch of disbursements): events of one
+// subject are numbered in the order given, after those already stored.
+func RecordAll(tx *gorm.DB, es []NewEvent, now time.Time) ([]models.WebhookEvent, error) {
+	if len(es) == 0 {
+		return nil, nil
+	}
+	clientIDs := make([]uuid.UUID, 0, len(es))
+	subjectIDs := make([]uuid.UUID, 0, len(es))
+	for _, e := range es {
+		clientIDs = append(clientIDs, e.ClientID)
+		subjectIDs = append(subjectIDs, e.SubjectID)
+	}
+	var clients []models.Client
+	if err := tx.Select("id, payout_webhook_url, payment_webhook_url").Where("id IN ?", clientIDs).Find(&clients).Error; err != nil {
+		return nil, fmt.Errorf("webhook event clients: %w", err)
+	}
+	clientByID := make(map[uuid.UUID]*models.Client, len(clients))
+	for i := range clients {
+		clientByID[clients[i].ID] = &clients[i]
+	}
+	var last []struct {
+		SubjectID uuid.UUID
+		Sequence  int
+	}
+	if err := tx.Model(&models.WebhookEvent{}).Select("subject_id, MAX(sequence) AS sequence").
+		Where("subject_id IN ?", subjectIDs).Group("subject_id").Scan(&last).Error; err != nil {
+		return nil, err
+	}
+	sequence := make(map[uuid.UUID]int, len(last))
+	for _, l := range last {
+		sequence[l.SubjectID] = l.Sequence
+	}
 	// In UTC like every due time it is compared with (SQLite compares text).
 	due := now.UTC()
-	ev := &models.WebhookEvent{ID: id, ClientID: e.ClientID, Event: e.Event, SubjectID: e.SubjectID, Sequence: last + 1,
-		Target: e.Target, Body: string(body), State: models.WebhookPending, NextAttemptAt: &due, CreatedAt: now, UpdatedAt: now}
-	if urlFor(&client, e.Target) == "" {
-		ev.State, ev.NextAttemptAt = models.WebhookNoURL, nil
+	events := make([]models.WebhookEvent, len(es))
+	for i, e := range es {
+		client := clientByID[e.ClientID]
+		if client == nil {
+			return nil, fmt.Errorf("webhook event for client %s: %w", e.ClientID, gorm.ErrRecordNotFound)
+		}
+		id := models.NewID()
+		body, err := json.Marshal(envelope{EventID: id.String(), Event: e.Event, CreatedAt: models.FormatTime(now), Data: e.Data})
+		if err != nil {
+			return nil, err
+		}
+		sequence[e.SubjectID]++
+		events[i] = models.WebhookEvent{ID: id, ClientID: e.ClientID, Event: e.Event, SubjectID: e.SubjectID, Sequence: sequence[e.SubjectID],
+			Target: e.Target, Body: string(body), State: models.WebhookPending, NextAttemptAt: &due, CreatedAt: now, UpdatedAt: now}
+		if urlFor(client, e.Target) == "" {
+			events[i].State, events[i].NextAttemptAt = models.WebhookNoURL, nil
+		}
 	}
-	return ev, tx.Create(ev).Error
+	return events, tx.Create(&events).Error
 }
 
 func urlFor(c *models.Client, t models.WebhookTarget) string {

@@ -32,7 +32,9 @@ type Deps struct {
 	// QueuePrefix names the queues to serve (tasks.QueuePriorities); empty
 	// in production, unique per test when tests share a Redis.
 	QueuePrefix string
-	// Concurrency is the number of tasks processed at once (default 20).
+	// Concurrency is the number of tasks processed at once (default 64):
+	// payout submits running at once share batches, so more of them wait
+	// together for one database round instead of queueing in Redis.
 	Concurrency int
 }
 
@@ -87,7 +89,7 @@ func reconcile(ctx context.Context, db *gorm.DB) error {
 func Run(ctx context.Context, d Deps) error {
 	concurrency := d.Concurrency
 	if concurrency == 0 {
-		concurrency = 20
+		concurrency = 64
 	}
 	srv := asynq.NewServer(d.Redis, asynq.Config{
 		Concurrency:     concurrency,
@@ -118,20 +120,39 @@ func Run(ctx context.Context, d Deps) error {
 			return err
 		}
 	}
+	// Submit tasks running at once are batched; the batches outlive ctx
+	// until the server has shut down, since running tasks wait on them.
+	batchCtx, stopBatches := context.WithCancel(context.WithoutCancel(ctx))
+	batchesDone := make(chan struct{})
+	go func() {
+		defer close(batchesDone)
+		d.Payouts.RunSubmitBatches(batchCtx, submitBatchLoops, concurrency)
+	}()
+	stop := func() {
+		srv.Shutdown()
+		stopBatches()
+		<-batchesDone
+	}
 	if err := srv.Start(Mux(d)); err != nil {
+		stopBatches()
+		<-batchesDone
 		return fmt.Errorf("start worker: %w", err)
 	}
 	if err := scheduler.Start(); err != nil {
-		srv.Shutdown()
+		stop()
 		return fmt.Errorf("start scheduler: %w", err)
 	}
 	slog.Info("worker started", slog.Int("concurrency", concurrency))
 	<-ctx.Done()
 	slog.Info("worker shutting down")
 	scheduler.Shutdown()
-	srv.Shutdown()
+	stop()
 	return nil
 }
+
+// submitBatchLoops is how many batches of payout submits may be in flight:
+// one gathering while another waits on the database or the vendor.
+const submitBatchLoops = 2
 
 // slogAdapter sends asynq's own log lines to slog.
 type slogAdapter struct{}
