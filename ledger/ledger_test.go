@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"github.com/payoutd/payoutd/ledger"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/testenv"
@@ -123,5 +125,73 @@ func TestLedgerIsAppendOnly(t *testing.T) {
 		if err := db.Exec(stmt).Error; err == nil {
 			t.Errorf("%s succeeded; the ledger must refuse it", stmt)
 		}
+	}
+}
+
+// PostAll applies several postings to two wallets, each wallet's changes
+// summed into one balance and one lock release; a release larger than the
+// lock refuses the whole call, so the caller's transaction rolls back and
+// nothing of it is left.
+func TestPostAllSumsPerWalletAndGuardsLocks(t *testing.T) {
+	t.Parallel()
+	db := testenv.DB(t)
+	a, b := newWallet(t, db), newWallet(t, db)
+	ctx := context.Background()
+	for _, w := range []*models.Wallet{a, b} {
+		if _, err := ledger.Adjust(ctx, db, w.ID, models.Rupiah(1_000_000), "funding"); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Exec(`UPDATE wallets SET locked = ? WHERE id = ?`, int64(models.Rupiah(300_000)), w.ID).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	payout := func(w *models.Wallet, gross models.Amount) ledger.Posting {
+		return ledger.Posting{Kind: "payout", Reference: models.NewID().String(), Entries: []ledger.Entry{
+			{Account: models.WalletAccount(w.ID), Amount: -gross},
+			{Account: models.VendorClearingAccount("simbank"), Amount: gross},
+		}}
+	}
+	postings := []ledger.Posting{payout(a, models.Rupiah(100_000)), payout(b, models.Rupiah(50_000)), payout(a, models.Rupiah(100_000))}
+	releases := []ledger.Release{{WalletID: a.ID, Amount: models.Rupiah(100_000)}, {WalletID: b.ID, Amount: models.Rupiah(50_000)},
+		{WalletID: a.ID, Amount: models.Rupiah(100_000)}}
+	var ids []uuid.UUID
+	err := db.Transaction(func(tx *gorm.DB) (err error) {
+		ids, err = ledger.PostAll(tx, postings, releases)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) != 3 || ids[0] == ids[2] {
+		t.Fatalf("transaction ids %v, want 3 distinct", ids)
+	}
+	store := models.NewStore(db)
+	for _, want := range []struct {
+		w               *models.Wallet
+		balance, locked models.Amount
+	}{{a, models.Rupiah(800_000), models.Rupiah(100_000)}, {b, models.Rupiah(950_000), models.Rupiah(250_000)}} {
+		got, err := store.FindWallet(ctx, want.w.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Balance != want.balance || got.Locked != want.locked {
+			t.Errorf("wallet: balance %s locked %s, want %s and %s", got.Balance, got.Locked, want.balance, want.locked)
+		}
+	}
+
+	var before int64
+	db.Model(&models.LedgerEntry{}).Count(&before)
+	err = db.Transaction(func(tx *gorm.DB) error {
+		_, err := ledger.PostAll(tx, []ledger.Posting{payout(a, models.Rupiah(200_000))},
+			[]ledger.Release{{WalletID: a.ID, Amount: models.Rupiah(200_000)}})
+		return err
+	})
+	if err == nil {
+		t.Fatal("released 200000 from a lock of 100000")
+	}
+	var after int64
+	db.Model(&models.LedgerEntry{}).Count(&after)
+	if got, _ := store.FindWallet(ctx, a.ID); after != before || got.Balance != models.Rupiah(800_000) || got.Locked != models.Rupiah(100_000) {
+		t.Errorf("refused release left entries %d→%d, wallet %s/%s", before, after, got.Balance, got.Locked)
 	}
 }

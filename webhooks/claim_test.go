@@ -469,3 +469,36 @@ func TestAttemptsKeepNoURLCredentials(t *testing.T) {
 		t.Fatalf("the receiver got %d requests without the URL's credentials", len(got))
 	}
 }
+
+// Events recorded together are numbered per subject in the order given,
+// after the subject's events already stored, and each has its own id.
+func TestRecordAllNumbersEventsPerSubject(t *testing.T) {
+	m := newMerchant(t, "https://merchant.example/hooks")
+	one, two := models.NewID(), models.NewID()
+	now := time.Now().UTC()
+	m.record(one, now)
+	event := func(subject uuid.UUID) webhooks.NewEvent {
+		return webhooks.NewEvent{ClientID: m.id, Event: webhooks.DisbursementSuccess, SubjectID: subject,
+			Target: models.TargetPayout, Data: map[string]string{"status": "SUCCESS"}}
+	}
+	var got []models.WebhookEvent
+	err := m.db.Transaction(func(tx *gorm.DB) (err error) {
+		got, err = webhooks.RecordAll(tx, []webhooks.NewEvent{event(one), event(two), event(one)}, now)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		subject  uuid.UUID
+		sequence int
+	}{{one, 2}, {two, 1}, {one, 3}}
+	for i, w := range want {
+		if got[i].SubjectID != w.subject || got[i].Sequence != w.sequence || got[i].State != models.WebhookPending {
+			t.Errorf("event %d: subject %s sequence %d state %s, want %s %d pending", i, got[i].SubjectID, got[i].Sequence, got[i].State, w.subject, w.sequence)
+		}
+		if stored := m.event(got[i].ID); stored.Body != got[i].Body || !strings.Contains(stored.Body, got[i].ID.String()) {
+			t.Errorf("event %d stored body %q", i, stored.Body)
+		}
+	}
+}
