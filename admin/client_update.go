@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/webhooks"
 )
 
 // ClientRecord is how operator commands show a client. Amounts are decimal
@@ -31,10 +32,12 @@ type ClientRecord struct {
 	ReviewThreshold   *string  `json:"review_threshold"`
 }
 
+// toClientRecord shows c; credentials a merchant put in a webhook URL are
+// hidden (operators' terminals and logs keep what commands print).
 func toClientRecord(c *models.Client) ClientRecord {
 	r := ClientRecord{
 		ClientID: c.ID.String(), Name: c.Name, Kind: string(c.Kind), Environment: string(c.Environment),
-		AllowedIPs: []string{}, PayoutWebhookURL: c.PayoutWebhookURL, PaymentWebhookURL: c.PaymentWebhookURL,
+		AllowedIPs: []string{}, PayoutWebhookURL: webhooks.Redact(c.PayoutWebhookURL), PaymentWebhookURL: webhooks.Redact(c.PaymentWebhookURL),
 		Withdrawals: string(c.Withdrawals), PaymentFeeBps: c.PaymentFeeBps,
 		BIFASTFee: c.BIFASTFee.String(), RTOLFee: c.RTOLFee.String(),
 		BIFASTMinNet: c.BIFASTMinNet.String(), RTOLMinNet: c.RTOLMinNet.String(),

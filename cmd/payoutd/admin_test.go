@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/testenv"
 )
 
@@ -219,5 +220,32 @@ func TestReconcileDetectsABalanceChangedOutsideTheLedger(t *testing.T) {
 	}
 	if problems := r.json["problems"].([]any); len(problems) != 1 || !strings.Contains(problems[0].(string), walletID) {
 		t.Fatalf("problems %v", problems)
+	}
+}
+
+// client show and client update print a webhook URL without the
+// credentials a merchant put in it; the stored URL keeps them.
+func TestAdminClientCommandsHideWebhookURLCredentials(t *testing.T) {
+	t.Parallel()
+	db, url := testenv.DBWithURL(t)
+	c := &cli{t: t, env: map[string]string{"DATABASE_URL": url, "SECRETS_KEY": testSecretsKey, "APP_ENV": "staging"}}
+	secretURL := "https://hook:s3cret@merchant.example/payouts"
+	clientID := c.ok("client", "create", "--name", "Toko", "--payout-webhook-url", secretURL)["client_id"].(string)
+	shown := c.ok("client", "show", "--client", clientID)
+	updated := c.ok("client", "update", "--client", clientID, "--payment-webhook-url", "https://pay:t0ken@merchant.example/payments")
+	for name, out := range map[string]map[string]any{"show": shown, "update": updated} {
+		if got := out["payout_webhook_url"]; got != "https://xxxxx@merchant.example/payouts" {
+			t.Errorf("client %s payout_webhook_url = %v", name, got)
+		}
+	}
+	if got := updated["payment_webhook_url"]; got != "https://xxxxx@merchant.example/payments" {
+		t.Errorf("client update payment_webhook_url = %v", got)
+	}
+	var stored models.Client
+	if err := db.Where("id = ?", clientID).Take(&stored).Error; err != nil {
+		t.Fatal(err)
+	}
+	if stored.PayoutWebhookURL != secretURL {
+		t.Errorf("stored URL %q, want the merchant's own", stored.PayoutWebhookURL)
 	}
 }
