@@ -153,6 +153,7 @@ func (s *Service) submitBatch(ctx context.Context, batch []submitRequest) {
 	}
 	var plans []plan
 	var planned []int // the request index of each plan
+	now := s.clock()
 	byVendor := map[string][]pending{}
 	for _, f := range fresh {
 		if claimed[f.d.ID] {
@@ -176,7 +177,7 @@ func (s *Service) submitBatch(ctx context.Context, batch []submitRequest) {
 			f := group[i]
 			switch {
 			case o.Err == nil:
-				if moves := s.resultMoves(f.d, o.Result); len(moves) > 0 {
+				if moves := resultMoves(f.d, o.Result, now); len(moves) > 0 {
 					plans, planned = append(plans, plan{d: f.d, moves: moves}), append(planned, f.index)
 				}
 			case errors.Is(o.Err, vendors.ErrRejected):

@@ -165,7 +165,7 @@ func (s *Service) insert(ctx context.Context, d *models.Disbursement) error {
 		if res.RowsAffected != 1 {
 			return models.ErrInsufficientBalance
 		}
-		return audit(tx, []uuid.UUID{d.ID}, "", d.Status, "created", d.CreatedAt)
+		return audit(tx, []uuid.UUID{d.ID}, "", []Move{{To: d.Status, Reason: "created"}}, d.CreatedAt)
 	})
 }
 

@@ -132,18 +132,19 @@ func (s *Service) unknownOutcome(ctx context.Context, d *models.Disbursement, ca
 // applyResult moves d to what the vendor reports: accepted (REQUESTED),
 // paid (SUCCESS, through REQUESTED when needed) or failed.
 func (s *Service) applyResult(ctx context.Context, d *models.Disbursement, r vendors.PayoutResult) error {
-	moves := s.resultMoves(d, r)
+	moves := resultMoves(d, r, s.clock())
 	if len(moves) == 0 {
 		return nil
 	}
 	return s.move(ctx, d, moves...)
 }
 
-// resultMoves are the moves that bring d to what the vendor reports.
-func (s *Service) resultMoves(d *models.Disbursement, r vendors.PayoutResult) []Move {
+// resultMoves are the moves that bring d to what the vendor reports at now
+// (one now for a whole batch, so that its moves group together).
+func resultMoves(d *models.Disbursement, r vendors.PayoutResult, now time.Time) []Move {
 	var moves []Move
 	if d.Status == models.StatusVerified && r.Status != vendors.PayoutFailed {
-		moves = append(moves, Move{To: models.StatusRequested, Reason: "vendor accepted the payout", NextCheckAt: s.clock().Add(PollDelay(0) + sweepGrace)})
+		moves = append(moves, Move{To: models.StatusRequested, Reason: "vendor accepted the payout", NextCheckAt: now.Add(PollDelay(0) + sweepGrace)})
 	}
 	switch r.Status {
 	case vendors.PayoutSuccess:
@@ -220,14 +221,8 @@ type plan struct {
 	moves []Move
 }
 
-// moveKey groups the moves of a batch that one transition call applies.
-type moveKey struct {
-	from models.DisbursementStatus
-	move Move
-}
-
-// moveAll applies every plan in one transaction, step by step, each step's
-// alike moves together, so that a batch costs a few statements whatever
+// moveAll applies every plan in one transaction, alike plans (same status,
+// same moves) together, so that a batch costs a few statements whatever
 // its size; either all plans commit or none. The transaction works on
 // copies: the callers' disbursements change only once it committed. Then
 // it counts the transitions, enqueues the webhook events of the ones that
@@ -237,31 +232,24 @@ func (s *Service) moveAll(ctx context.Context, plans []plan) error {
 	now := s.clock()
 	work := make([]models.Disbursement, len(plans))
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		groups := map[string][]*models.Disbursement{}
+		paths := map[string][]Move{}
+		var order []string
 		for i, p := range plans {
 			work[i] = *p.d
+			key := fmt.Sprintf("%s %v", work[i].Status, p.moves)
+			if groups[key] == nil {
+				order = append(order, key)
+				paths[key] = p.moves
+			}
+			groups[key] = append(groups[key], &work[i])
 		}
-		for step := 0; ; step++ {
-			groups := map[moveKey][]*models.Disbursement{}
-			var order []moveKey
-			for i, p := range plans {
-				if step >= len(p.moves) {
-					continue
-				}
-				key := moveKey{from: work[i].Status, move: p.moves[step]}
-				if groups[key] == nil {
-					order = append(order, key)
-				}
-				groups[key] = append(groups[key], &work[i])
-			}
-			if len(order) == 0 {
-				return nil
-			}
-			for _, key := range order {
-				if err := transition(tx, groups[key], key.move, now); err != nil {
-					return err
-				}
+		for _, key := range order {
+			if err := transition(tx, groups[key], paths[key], now); err != nil {
+				return err
 			}
 		}
+		return nil
 	})
 	if err != nil {
 		return err

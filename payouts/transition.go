@@ -30,19 +30,21 @@ type Move struct {
 	IfSubmitAttempts *int
 }
 
-// transition moves every disbursement of ds, all in one status, to m.To
+// transition moves every disbursement of ds, all in one status, along
+// path (one move, or several in a row such as REQUESTED then SUCCESS)
 // inside tx: the only way a stored disbursement's status changes. It
 // refuses a move the lifecycle does not allow (models.ErrTransitionRefused)
 // and rows no longer in that status (models.ErrStaleStatus); either way the
-// caller must roll tx back. With the status it applies the move's
-// consequences in the same transaction: a terminal status releases the
-// locks, SUCCESS debits the gross through the ledger, SUCCESS and FAILED
-// record the merchants' webhook events, and every move leaves an audit
-// line. It costs the same few statements for one disbursement or a batch
-// (plus one per wallet). ds are updated as stored; callers hand in copies
-// they drop if tx rolls back.
-func transition(tx *gorm.DB, ds []*models.Disbursement, m Move, now time.Time) error {
-	if len(ds) == 0 {
+// caller must roll tx back. Each row is written once, however long the
+// path, and with the status come the moves' consequences in the same
+// transaction: a terminal status releases the locks, SUCCESS debits the
+// gross through the ledger, SUCCESS and FAILED record the merchants'
+// webhook events, and every move leaves an audit line. It costs the same
+// few statements for one disbursement or a batch (plus one per wallet).
+// ds are updated as stored; callers hand in copies they drop if tx rolls
+// back.
+func transition(tx *gorm.DB, ds []*models.Disbursement, path []Move, now time.Time) error {
+	if len(ds) == 0 || len(path) == 0 {
 		return nil
 	}
 	from := ds[0].Status
@@ -53,10 +55,60 @@ func transition(tx *gorm.DB, ds []*models.Disbursement, m Move, now time.Time) e
 		}
 		ids[i] = d.ID
 	}
-	if !from.CanMoveTo(m.To) {
-		return fmt.Errorf("%w: %s → %s for %s", models.ErrTransitionRefused, from, m.To, describe(ids))
+	updates := map[string]any{"updated_at": now}
+	var guard *int
+	at := from
+	for _, m := range path {
+		if !at.CanMoveTo(m.To) {
+			return fmt.Errorf("%w: %s → %s for %s", models.ErrTransitionRefused, at, m.To, describe(ids))
+		}
+		stepUpdates(updates, m, now)
+		if m.IfSubmitAttempts != nil {
+			guard = m.IfSubmitAttempts
+		}
+		at = m.To
 	}
-	updates := map[string]any{"status": m.To, "updated_at": now}
+	guarded := tx.Model(&models.Disbursement{}).Where("id IN ? AND status = ?", ids, from)
+	if guard != nil {
+		guarded = guarded.Where("submit_attempts = ?", *guard)
+	}
+	res := guarded.Updates(updates)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected != int64(len(ds)) {
+		return fmt.Errorf("%w: %s no longer %s", models.ErrStaleStatus, describe(ids), from)
+	}
+	switch {
+	case at == models.StatusSuccess:
+		if err := postPayouts(tx, ds); err != nil {
+			return err
+		}
+	case at.Terminal():
+		if err := releaseLocks(tx, ds, now); err != nil {
+			return err
+		}
+	}
+	if err := audit(tx, ids, from, path, now); err != nil {
+		return err
+	}
+	var events []webhooks.NewEvent
+	for _, d := range ds {
+		for _, m := range path {
+			applyMove(d, m, now)
+		}
+		if event, err := webhooks.DisbursementEvent(d); err == nil {
+			events = append(events, event)
+		}
+	}
+	_, err := webhooks.RecordAll(tx, events, now)
+	return err
+}
+
+// stepUpdates adds what move m stores to updates; a later move of a path
+// overrides an earlier one's columns.
+func stepUpdates(updates map[string]any, m Move, now time.Time) {
+	updates["status"] = m.To
 	switch m.To {
 	case models.StatusVerified:
 		if !m.LockExpiresAt.IsZero() {
@@ -74,39 +126,6 @@ func transition(tx *gorm.DB, ds []*models.Disbursement, m Move, now time.Time) e
 	} else if !m.NextCheckAt.IsZero() {
 		updates["next_check_at"] = m.NextCheckAt
 	}
-	guarded := tx.Model(&models.Disbursement{}).Where("id IN ? AND status = ?", ids, from)
-	if m.IfSubmitAttempts != nil {
-		guarded = guarded.Where("submit_attempts = ?", *m.IfSubmitAttempts)
-	}
-	res := guarded.Updates(updates)
-	if res.Error != nil {
-		return res.Error
-	}
-	if res.RowsAffected != int64(len(ds)) {
-		return fmt.Errorf("%w: %s no longer %s", models.ErrStaleStatus, describe(ids), from)
-	}
-	switch {
-	case m.To == models.StatusSuccess:
-		if err := postPayouts(tx, ds); err != nil {
-			return err
-		}
-	case m.To.Terminal():
-		if err := releaseLocks(tx, ds, now); err != nil {
-			return err
-		}
-	}
-	if err := audit(tx, ids, from, m.To, m.Reason, now); err != nil {
-		return err
-	}
-	var events []webhooks.NewEvent
-	for _, d := range ds {
-		applyMove(d, m, updates, now)
-		if event, err := webhooks.DisbursementEvent(d); err == nil {
-			events = append(events, event)
-		}
-	}
-	_, err := webhooks.RecordAll(tx, events, now)
-	return err
 }
 
 // describe names the disbursements of a move in an error.
@@ -117,11 +136,11 @@ func describe(ids []uuid.UUID) string {
 	return fmt.Sprintf("%d disbursements from %s are", len(ids), ids[0])
 }
 
-// applyMove mirrors the stored update on the in-memory disbursement.
-func applyMove(d *models.Disbursement, m Move, updates map[string]any, now time.Time) {
+// applyMove mirrors move m, as stepUpdates stores it, on d.
+func applyMove(d *models.Disbursement, m Move, now time.Time) {
 	d.Status, d.UpdatedAt = m.To, now
-	if v, ok := updates["lock_expires_at"]; ok {
-		d.LockExpiresAt = v.(time.Time)
+	if m.To == models.StatusVerified && !m.LockExpiresAt.IsZero() {
+		d.LockExpiresAt = m.LockExpiresAt
 	}
 	if m.To == models.StatusRequested {
 		d.RequestedAt, d.Checks = &now, 0
@@ -189,17 +208,22 @@ func postPayouts(tx *gorm.DB, ds []*models.Disbursement) error {
 	return err
 }
 
-// audit appends one line per disbursement to their trails, in one insert.
-func audit(tx *gorm.DB, ids []uuid.UUID, from, to models.DisbursementStatus, reason string, now time.Time) error {
+// audit appends one line per disbursement and move to their trails, in
+// one insert.
+func audit(tx *gorm.DB, ids []uuid.UUID, from models.DisbursementStatus, path []Move, now time.Time) error {
 	var sql strings.Builder
 	sql.WriteString(`INSERT INTO disbursement_transitions (disbursement_id, from_status, to_status, reason, created_at) VALUES `)
-	args := make([]any, 0, 5*len(ids))
+	args := make([]any, 0, 5*len(ids)*len(path))
 	for i, id := range ids {
-		if i > 0 {
-			sql.WriteString(", ")
+		at := from
+		for j, m := range path {
+			if i > 0 || j > 0 {
+				sql.WriteString(", ")
+			}
+			sql.WriteString("(?, ?, ?, ?, ?)")
+			args = append(args, id, string(at), string(m.To), m.Reason, now)
+			at = m.To
 		}
-		sql.WriteString("(?, ?, ?, ?, ?)")
-		args = append(args, id, string(from), string(to), reason, now)
 	}
 	return tx.Exec(sql.String(), args...).Error
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -26,7 +27,7 @@ func TestTransitionAllowedMoves(t *testing.T) {
 				f := newFixture(t, models.Rupiah(1_000_000))
 				d := f.stored(from, gross)
 				err := f.db.Transaction(func(tx *gorm.DB) error {
-					return transition(tx, []*models.Disbursement{d}, Move{To: to, Reason: "test", FailedReason: "returned"}, models.Now())
+					return transition(tx, []*models.Disbursement{d}, []Move{{To: to, Reason: "test", FailedReason: "returned"}}, models.Now())
 				})
 				if err != nil {
 					t.Fatalf("transition: %v", err)
@@ -83,7 +84,7 @@ func TestTransitionRefusedMoves(t *testing.T) {
 			d := f.stored(from, models.Rupiah(50_000))
 			before := f.walletNow()
 			err := f.db.Transaction(func(tx *gorm.DB) error {
-				return transition(tx, []*models.Disbursement{d}, Move{To: to}, models.Now())
+				return transition(tx, []*models.Disbursement{d}, []Move{{To: to}}, models.Now())
 			})
 			if !errors.Is(err, models.ErrTransitionRefused) {
 				t.Errorf("%s → %s: error %v, want ErrTransitionRefused", from, to, err)
@@ -108,12 +109,12 @@ func TestTransitionStaleRowIsNotOverwritten(t *testing.T) {
 	d := f.stored(models.StatusVerified, models.Rupiah(100_000))
 	stale := *d
 	if err := f.db.Transaction(func(tx *gorm.DB) error {
-		return transition(tx, []*models.Disbursement{d}, Move{To: models.StatusRequested}, models.Now())
+		return transition(tx, []*models.Disbursement{d}, []Move{{To: models.StatusRequested}}, models.Now())
 	}); err != nil {
 		t.Fatal(err)
 	}
 	err := f.db.Transaction(func(tx *gorm.DB) error {
-		return transition(tx, []*models.Disbursement{&stale}, Move{To: models.StatusExpired}, models.Now())
+		return transition(tx, []*models.Disbursement{&stale}, []Move{{To: models.StatusExpired}}, models.Now())
 	})
 	if !errors.Is(err, models.ErrStaleStatus) {
 		t.Fatalf("stale move: %v, want ErrStaleStatus", err)
@@ -123,5 +124,53 @@ func TestTransitionStaleRowIsNotOverwritten(t *testing.T) {
 	}
 	if w := f.walletNow(); w.Locked != models.Rupiah(100_000) {
 		t.Fatalf("lock %s after a refused stale move, want it held", w.Locked)
+	}
+}
+
+// A path of moves is applied as one: VERIFIED → REQUESTED → SUCCESS
+// leaves both audit lines in order, the request and completion times, the
+// lock released and the gross debited; a path with a refused step writes
+// nothing, not even its allowed first step.
+func TestTransitionAlongAPath(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, models.Rupiah(1_000_000))
+	d := f.stored(models.StatusVerified, models.Rupiah(100_000))
+	err := f.db.Transaction(func(tx *gorm.DB) error {
+		return transition(tx, []*models.Disbursement{d},
+			[]Move{{To: models.StatusRequested, Reason: "accepted", NextCheckAt: models.Now().Add(time.Minute)}, {To: models.StatusSuccess, Reason: "paid"}}, models.Now())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored models.Disbursement
+	if err := f.db.Where("id = ?", d.ID).Take(&stored).Error; err != nil {
+		t.Fatal(err)
+	}
+	if stored.Status != models.StatusSuccess || stored.RequestedAt == nil || stored.CompletedAt == nil || stored.NextCheckAt != nil {
+		t.Errorf("stored %s requested_at %v completed_at %v next_check_at %v", stored.Status, stored.RequestedAt, stored.CompletedAt, stored.NextCheckAt)
+	}
+	var trail []models.DisbursementTransition
+	f.db.Where("disbursement_id = ?", d.ID).Order("id").Find(&trail)
+	if len(trail) != 2 || trail[0].FromStatus != "VERIFIED" || trail[0].ToStatus != "REQUESTED" || trail[0].Reason != "accepted" ||
+		trail[1].FromStatus != "REQUESTED" || trail[1].ToStatus != "SUCCESS" || trail[1].Reason != "paid" {
+		t.Errorf("audit trail %+v", trail)
+	}
+	if w := f.walletNow(); w.Locked != 0 || w.Balance != models.Rupiah(900_000) {
+		t.Errorf("wallet balance %s locked %s, want 900000 and 0", w.Balance, w.Locked)
+	}
+	f.reconciled()
+
+	other := f.stored(models.StatusVerified, models.Rupiah(100_000))
+	err = f.db.Transaction(func(tx *gorm.DB) error {
+		return transition(tx, []*models.Disbursement{other}, []Move{{To: models.StatusRequested}, {To: models.StatusVerified}}, models.Now())
+	})
+	if !errors.Is(err, models.ErrTransitionRefused) {
+		t.Fatalf("REQUESTED → VERIFIED in a path: %v, want ErrTransitionRefused", err)
+	}
+	if got := f.statusOf(other.ID); got != models.StatusVerified {
+		t.Errorf("refused path left %s, want VERIFIED", got)
+	}
+	if n := f.count("disbursement_transitions", "disbursement_id = ? AND to_status = ?", other.ID, "REQUESTED"); n != 0 {
+		t.Errorf("refused path wrote %d audit lines", n)
 	}
 }
