@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -20,7 +21,10 @@ type DBStore struct {
 	db *gorm.DB
 }
 
-var _ Store = (*DBStore)(nil)
+var (
+	_ Store      = (*DBStore)(nil)
+	_ BatchStore = (*DBStore)(nil)
+)
 
 // NewDBStore returns a Store over db (PostgreSQL or SQLite, migrated).
 func NewDBStore(db *gorm.DB) *DBStore { return &DBStore{db: db} }
@@ -98,17 +102,81 @@ func (s *DBStore) Get(ctx context.Context, reference string) (Record, error) {
 }
 
 // MarkFinal implements Store. The update only matches a payout that is not
-// final yet, so a final status is never overwritten; the read after it sees
-// whichever status won, which cannot change any more.
+// final yet, so a final status is never overwritten; when it matched
+// nothing, the read after it sees whichever status won, which cannot
+// change any more.
 func (s *DBStore) MarkFinal(ctx context.Context, reference string, status vendors.PayoutStatus, reason string, at time.Time) (Record, error) {
-	err := s.db.WithContext(ctx).Exec(`UPDATE sandbox_payouts
-		SET final_status = ?, failure_reason = ?, updated_at = ?
-		WHERE reference = ? AND final_status IS NULL`,
-		string(status), reason, at.UTC(), reference).Error
+	recs, err := s.MarkFinals(ctx, []string{reference}, status, reason, at)
 	if err != nil {
-		return Record{}, fmt.Errorf("finish sandbox payout: %w", err)
+		return Record{}, err
 	}
-	return s.Get(ctx, reference)
+	return recs[0], nil
+}
+
+// MarkFinals implements BatchStore with one UPDATE ... RETURNING; only the
+// payouts it did not change (already final, or unknown) are read again.
+func (s *DBStore) MarkFinals(ctx context.Context, references []string, status vendors.PayoutStatus, reason string, at time.Time) ([]Record, error) {
+	var rows []sandboxPayoutRow
+	err := s.db.WithContext(ctx).Raw(`UPDATE sandbox_payouts
+		SET final_status = ?, failure_reason = ?, updated_at = ?
+		WHERE reference IN ? AND final_status IS NULL
+		RETURNING `+sandboxPayoutColumns,
+		string(status), reason, at.UTC(), references).Scan(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("finish sandbox payout: %w", err)
+	}
+	byRef := make(map[string]Record, len(rows))
+	for _, r := range rows {
+		byRef[r.Reference] = r.record()
+	}
+	out := make([]Record, len(references))
+	for i, ref := range references {
+		rec, ok := byRef[ref]
+		if !ok {
+			if rec, err = s.Get(ctx, ref); err != nil {
+				return nil, err
+			}
+		}
+		out[i] = rec
+	}
+	return out, nil
+}
+
+// RecordSubmits implements BatchStore with one multi-row upsert, which
+// counts a submit of a reference already accepted as RecordSubmit does.
+func (s *DBStore) RecordSubmits(ctx context.Context, vendor string, ps []vendors.Payout, at time.Time) ([]Record, []bool, error) {
+	at = at.UTC()
+	var sql strings.Builder
+	sql.WriteString(`INSERT INTO sandbox_payouts
+		(reference, vendor, bank_code, account_no, transfer_type, amount,
+		 submit_calls, answer_lost, failure_reason, accepted_at, updated_at)
+		VALUES `)
+	args := make([]any, 0, 8*len(ps))
+	for i, p := range ps {
+		if i > 0 {
+			sql.WriteString(", ")
+		}
+		sql.WriteString("(?, ?, ?, ?, ?, ?, 1, FALSE, '', ?, ?)")
+		args = append(args, p.Reference, vendor, p.BankCode, p.AccountNo, string(p.TransferType), int64(p.Amount), at, at)
+	}
+	sql.WriteString(`
+		ON CONFLICT (reference) DO UPDATE
+			SET submit_calls = sandbox_payouts.submit_calls + 1, updated_at = excluded.updated_at
+			WHERE sandbox_payouts.vendor = excluded.vendor
+		RETURNING ` + sandboxPayoutColumns)
+	var rows []sandboxPayoutRow
+	if err := s.db.WithContext(ctx).Raw(sql.String(), args...).Scan(&rows).Error; err != nil {
+		return nil, nil, fmt.Errorf("record sandbox submits: %w", err)
+	}
+	byRef := make(map[string]Record, len(rows))
+	for _, r := range rows {
+		byRef[r.Reference] = r.record()
+	}
+	records, ok := make([]Record, len(ps)), make([]bool, len(ps))
+	for i, p := range ps {
+		records[i], ok[i] = byRef[p.Reference]
+	}
+	return records, ok, nil
 }
 
 // MarkAnswerLost implements Store.

@@ -59,8 +59,9 @@ type Vendor struct {
 }
 
 var (
-	_ vendors.Vendor    = (*Vendor)(nil)
-	_ vendors.Completer = (*Vendor)(nil)
+	_ vendors.Vendor         = (*Vendor)(nil)
+	_ vendors.Completer      = (*Vendor)(nil)
+	_ vendors.BatchSubmitter = (*Vendor)(nil)
 )
 
 // Errors of the sandbox vendors besides the vendors.Err* ones.
@@ -185,20 +186,10 @@ func capFor(tt models.TransferType, bankCode string) models.Amount {
 // Submit implements vendors.Vendor. A reference already accepted is not
 // paid again: the call is counted and the existing payout reported.
 func (v *Vendor) Submit(ctx context.Context, p vendors.Payout) (vendors.PayoutResult, error) {
-	bank, ok := vendors.FindBank(v.banks, p.BankCode)
-	if !ok || !bank.SupportsTransfer(p.TransferType) {
-		return vendors.PayoutResult{}, fmt.Errorf("%w: %s does not support %s to %s", vendors.ErrRejected, v.name, p.TransferType, p.BankCode)
+	p, err := v.accept(p)
+	if err != nil {
+		return vendors.PayoutResult{}, err
 	}
-	if p.AccountNo == AccountSubmitRejected {
-		return vendors.PayoutResult{}, fmt.Errorf("%w: recipient account closed", vendors.ErrRejected)
-	}
-	if p.Amount <= 0 {
-		return vendors.PayoutResult{}, fmt.Errorf("%w: amount %s is not positive", vendors.ErrRejected, p.Amount)
-	}
-	if limit := capFor(p.TransferType, bank.Code); p.Amount > limit {
-		return vendors.PayoutResult{}, fmt.Errorf("%w: amount %s above the %s cap %s", vendors.ErrRejected, p.Amount, p.TransferType, limit)
-	}
-	p.BankCode = bank.Code
 	rec, err := v.store.RecordSubmit(ctx, v.name, p, v.now())
 	if errors.Is(err, ErrReferenceInUse) {
 		return vendors.PayoutResult{}, fmt.Errorf("%w: %w", vendors.ErrRejected, err)
@@ -217,6 +208,123 @@ func (v *Vendor) Submit(ctx context.Context, p vendors.Payout) (vendors.PayoutRe
 		}
 	}
 	return v.result(ctx, rec)
+}
+
+// accept checks a payout as the vendor's front door does: a bank and
+// network it serves, a positive amount within the network's cap, and not
+// the account that is always rejected. It returns p with the bank's code.
+func (v *Vendor) accept(p vendors.Payout) (vendors.Payout, error) {
+	bank, ok := vendors.FindBank(v.banks, p.BankCode)
+	if !ok || !bank.SupportsTransfer(p.TransferType) {
+		return p, fmt.Errorf("%w: %s does not support %s to %s", vendors.ErrRejected, v.name, p.TransferType, p.BankCode)
+	}
+	if p.AccountNo == AccountSubmitRejected {
+		return p, fmt.Errorf("%w: recipient account closed", vendors.ErrRejected)
+	}
+	if p.Amount <= 0 {
+		return p, fmt.Errorf("%w: amount %s is not positive", vendors.ErrRejected, p.Amount)
+	}
+	if limit := capFor(p.TransferType, bank.Code); p.Amount > limit {
+		return p, fmt.Errorf("%w: amount %s above the %s cap %s", vendors.ErrRejected, p.Amount, p.TransferType, limit)
+	}
+	p.BankCode = bank.Code
+	return p, nil
+}
+
+// SubmitBatch implements vendors.BatchSubmitter: each outcome is what
+// Submit would have answered. With a BatchStore the ordinary payouts are
+// recorded in one round and those already due marked final in one round
+// per outcome; the first-submit-lost account, a reference repeated within
+// the batch and every payout of a plain Store go through Submit, after
+// the batch, in order.
+func (v *Vendor) SubmitBatch(ctx context.Context, ps []vendors.Payout) []vendors.SubmitOutcome {
+	out := make([]vendors.SubmitOutcome, len(ps))
+	store, batched := v.store.(BatchStore)
+	var together []int
+	var alone []int
+	seen := map[string]bool{}
+	accepted := make([]vendors.Payout, len(ps))
+	for i, p := range ps {
+		p, err := v.accept(p)
+		switch {
+		case err != nil:
+			out[i].Err = err
+		case !batched || p.AccountNo == AccountFirstSubmitLost || seen[p.Reference]:
+			alone = append(alone, i)
+		default:
+			seen[p.Reference] = true
+			accepted[i] = p
+			together = append(together, i)
+		}
+	}
+	if len(together) > 0 {
+		payouts := make([]vendors.Payout, len(together))
+		for k, i := range together {
+			payouts[k] = accepted[i]
+		}
+		recs, owned, err := store.RecordSubmits(ctx, v.name, payouts, v.now())
+		var mine []Record
+		var mineAt []int
+		for k, i := range together {
+			switch {
+			case err != nil:
+				out[i].Err = fmt.Errorf("%w: %w", vendors.ErrUnavailable, err)
+			case !owned[k]:
+				out[i].Err = fmt.Errorf("%w: %w", vendors.ErrRejected, ErrReferenceInUse)
+			default:
+				mine, mineAt = append(mine, recs[k]), append(mineAt, i)
+			}
+		}
+		for k, o := range v.results(ctx, store, mine) {
+			out[mineAt[k]] = o
+		}
+	}
+	for _, i := range alone {
+		out[i].Result, out[i].Err = v.Submit(ctx, ps[i])
+	}
+	return out
+}
+
+// results is result for several records: the outcomes that have come due
+// are stored as final in one MarkFinals round per status and reason.
+func (v *Vendor) results(ctx context.Context, store BatchStore, recs []Record) []vendors.SubmitOutcome {
+	out := make([]vendors.SubmitOutcome, len(recs))
+	type outcome struct {
+		status vendors.PayoutStatus
+		reason string
+	}
+	due := map[outcome][]int{}
+	var order []outcome
+	for i, rec := range recs {
+		status, reason := rec.FinalStatus, rec.FailureReason
+		if status == "" {
+			status, reason = v.automatic(rec)
+			if status != vendors.PayoutPending {
+				o := outcome{status, reason}
+				if due[o] == nil {
+					order = append(order, o)
+				}
+				due[o] = append(due[o], i)
+				continue
+			}
+		}
+		out[i].Result = vendors.PayoutResult{Reference: rec.Reference, Status: status, FailureReason: reason}
+	}
+	for _, o := range order {
+		refs := make([]string, len(due[o]))
+		for k, i := range due[o] {
+			refs[k] = recs[i].Reference
+		}
+		stored, err := store.MarkFinals(ctx, refs, o.status, o.reason, v.now())
+		for k, i := range due[o] {
+			if err != nil {
+				out[i].Err = err
+				continue
+			}
+			out[i].Result = vendors.PayoutResult{Reference: stored[k].Reference, Status: stored[k].FinalStatus, FailureReason: stored[k].FailureReason}
+		}
+	}
+	return out
 }
 
 // Status implements vendors.Vendor.

@@ -44,6 +44,19 @@ type Store interface {
 	MarkAnswerLost(ctx context.Context, reference string, at time.Time) (bool, error)
 }
 
+// BatchStore is a Store that records the submits of many payouts, and
+// their final statuses, in one round each: DBStore, where every round is
+// a statement. Vendor.SubmitBatch uses it when the store has it.
+type BatchStore interface {
+	// RecordSubmits is RecordSubmit for payouts of distinct references:
+	// records in the order of ps; ok[i] is false, and records[i] empty,
+	// when ps[i]'s reference is held by another vendor.
+	RecordSubmits(ctx context.Context, vendor string, ps []vendors.Payout, at time.Time) (records []Record, ok []bool, err error)
+	// MarkFinals is MarkFinal for distinct references with one status and
+	// reason: records in the order of references, as stored afterwards.
+	MarkFinals(ctx context.Context, references []string, status vendors.PayoutStatus, reason string, at time.Time) ([]Record, error)
+}
+
 // ErrReferenceInUse: the reference belongs to a payout of another vendor
 // sharing the store.
 var ErrReferenceInUse = errors.New("reference already used by another sandbox vendor")
