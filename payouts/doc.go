@@ -34,4 +34,11 @@
 // status check of every row that is due, so a disbursement committed while
 // Redis was unreachable, or whose task was lost with a killed worker, is
 // still carried through.
+//
+// # Batches
+//
+// While the worker runs RunSubmitBatches, first submits that arrive at the
+// same moment are read, claimed, sent to the vendor and moved together
+// (batch.go): the same guards as one submit, a few statements per batch.
+// Every task still gets its own answer.
 package payouts
