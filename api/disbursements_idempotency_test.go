@@ -221,3 +221,30 @@ func TestDisbursementKeysArePerClient(t *testing.T) {
 	e.wantWallet(theirs, 400_000, 0)
 	e.reconciled()
 }
+
+// A key's disbursement outlives its wallet's usability: once the wallet is
+// no longer active, a replay still answers and a mismatch is still 422,
+// while a fresh key on that wallet is 404. A key reused with a wallet the
+// client does not have is a mismatch, not a 404.
+func TestDisbursementReplayOutlivesItsWallet(t *testing.T) {
+	t.Parallel()
+	e := setupPayouts(t, payoutSetup{})
+	paid := e.body("100000", "1234567890")
+	first := e.create("paid", paid).created(t, models.StatusSuccess)
+	unknownWallet := paid
+	unknownWallet.wallet = "0b7e7a52-3c1d-4f4e-8a55-2d9e1c0b7a11"
+	e.create("paid", unknownWallet).expect(t, http.StatusUnprocessableEntity, mismatchMsg)
+
+	if err := e.db.Exec(`UPDATE wallets SET state = ? WHERE id = ?`, models.WalletProvisioning, e.wallet).Error; err != nil {
+		t.Fatal(err)
+	}
+	before := e.snapshot()
+	r := e.create("paid", paid)
+	r.replayed(t, http.StatusOK, "")
+	if r.disbursement(t).ID != first.ID {
+		t.Fatalf("replay answered %s", r.body)
+	}
+	e.create("paid", e.body("100001", "1234567890")).expect(t, http.StatusUnprocessableEntity, mismatchMsg)
+	e.create("fresh", paid).expect(t, http.StatusNotFound, "wallet not found")
+	e.unchanged(before)
+}

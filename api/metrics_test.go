@@ -112,3 +112,26 @@ func TestAdminOnly(t *testing.T) {
 		t.Errorf("with the credentials: %d, want the handler's answer", rec.Code)
 	}
 }
+
+// The Go profiler answers operators only, like /metrics; an unknown
+// profile is a JSON 404, not pprof's plain text.
+func TestProfilerNeedsOperatorCredentials(t *testing.T) {
+	b := setup(t, setupOptions{configure: func(c *config.Config) { c.AdminUser, c.AdminPassword = "ops", "s3cret" }})
+	operator := map[string]string{"Authorization": basicAuth("ops", "s3cret")}
+	for _, path := range []string{"/debug/pprof/", "/debug/pprof/heap", "/debug/pprof/profile?seconds=1"} {
+		b.do(request{path: path}).expect(t, http.StatusUnauthorized, "operator credentials required (ADMIN_USER / ADMIN_PASSWORD)")
+		b.do(request{path: path, headers: map[string]string{"Authorization": basicAuth("ops", "wrong")}}).
+			expect(t, http.StatusUnauthorized, "")
+	}
+	resp := b.do(request{path: "/debug/pprof/", headers: operator})
+	resp.expect(t, http.StatusOK, "")
+	if !strings.Contains(string(resp.body), "goroutine") {
+		t.Errorf("/debug/pprof/ does not list the goroutine profile: %.200s", resp.body)
+	}
+	resp = b.do(request{path: "/debug/pprof/goroutine?debug=1", headers: operator})
+	resp.expect(t, http.StatusOK, "")
+	if !strings.Contains(string(resp.body), "goroutine profile:") {
+		t.Errorf("goroutine profile reads %.200s", resp.body)
+	}
+	b.do(request{path: "/debug/pprof/nosuch", headers: operator}).expect(t, http.StatusNotFound, "not found")
+}

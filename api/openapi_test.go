@@ -137,7 +137,9 @@ func servedRoutes(b *bundle) map[string]bool {
 	param := regexp.MustCompile(`:([A-Za-z0-9_]+)`)
 	routes := map[string]bool{}
 	for _, r := range b.server.engine.Routes() {
-		if r.Path == dashboardPath || strings.HasPrefix(r.Path, dashboardPath+"/") {
+		// The dashboard and the Go profiler are operators' tools with
+		// their own documentation (README), not part of the merchant API.
+		if r.Path == dashboardPath || strings.HasPrefix(r.Path, dashboardPath+"/") || strings.HasPrefix(r.Path, profilerPath+"/") {
 			continue
 		}
 		routes[r.Method+" "+param.ReplaceAllString(r.Path, "{$1}")] = true

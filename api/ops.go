@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/pprof"
+	runtimepprof "runtime/pprof"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -14,6 +16,7 @@ import (
 	"github.com/hibiken/asynqmon"
 
 	"github.com/payoutd/payoutd/config"
+	"github.com/payoutd/payoutd/models"
 )
 
 // GET /healthz: the process is alive.
@@ -52,6 +55,31 @@ func (s *Server) mountDashboard(queueRedis asynq.RedisConnOpt) {
 	ops := s.engine.Group("/ops", s.requireAdmin)
 	ops.Any("/queues", gin.WrapH(mon))
 	ops.Any("/queues/*any", gin.WrapH(mon))
+}
+
+// profilerPath is where the Go runtime's profiles are served.
+const profilerPath = "/debug/pprof"
+
+// mountProfiler serves Go's runtime profiles (net/http/pprof) at
+// /debug/pprof/ to operators only: a CPU profile of a live instance is how
+// a slow request is explained, and what it reveals (code paths, memory)
+// is for operators, not merchants.
+func (s *Server) mountProfiler() {
+	debug := s.engine.Group(profilerPath, s.requireAdmin)
+	debug.GET("/", gin.WrapF(pprof.Index))
+	debug.GET("/cmdline", gin.WrapF(pprof.Cmdline))
+	debug.GET("/profile", gin.WrapF(pprof.Profile))
+	debug.GET("/symbol", gin.WrapF(pprof.Symbol))
+	debug.POST("/symbol", gin.WrapF(pprof.Symbol))
+	debug.GET("/trace", gin.WrapF(pprof.Trace))
+	debug.GET("/:name", func(c *gin.Context) {
+		name := c.Param("name")
+		if runtimepprof.Lookup(name) == nil {
+			fail(c, models.ErrNotFound) // pprof's own answer would be plain text
+			return
+		}
+		pprof.Handler(name).ServeHTTP(c.Writer, c.Request)
+	})
 }
 
 // requireAdmin checks HTTP basic credentials in constant time.

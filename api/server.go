@@ -130,6 +130,7 @@ func (s *Server) routes(queueRedis asynq.RedisConnOpt) {
 	if queueRedis != nil {
 		s.mountDashboard(queueRedis)
 	}
+	s.mountProfiler()
 	if s.metrics != nil {
 		e.GET("/metrics", s.requireAdmin, gin.WrapH(s.metrics.Handler()))
 	}

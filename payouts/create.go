@@ -2,6 +2,7 @@ package payouts
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"log/slog"
 	"time"
@@ -27,6 +28,10 @@ type Created struct {
 	Disbursement *models.Disbursement
 	Replayed     bool
 }
+
+// errKeyVanished would be a disbursement that lookup saw and replay did not
+// find: rows are never deleted, so it is a defect, never an answer.
+var errKeyVanished = errors.New("payouts: the Idempotency-Key's disbursement was seen, then not found")
 
 // firstSweepAfter is how long a new VERIFIED row waits before the sweep
 // considers its submit task lost and enqueues another.
@@ -58,13 +63,21 @@ func (s *Service) Create(ctx context.Context, client *models.Client, req CreateR
 }
 
 func (s *Service) create(ctx context.Context, client *models.Client, req CreateRequest) (*Created, error) {
-	if existing, err := s.replay(ctx, client, req); existing != nil || err != nil {
-		return existing, err
-	}
 	if client.Withdrawals != models.WithdrawalsActive {
-		return nil, models.ErrWithdrawalsSuspended
+		return s.replayOr(ctx, client, req, models.ErrWithdrawalsSuspended)
 	}
-	q, err := s.prepare(ctx, client, req.Params)
+	wallet, keyTaken, err := s.lookup(ctx, client, req)
+	switch {
+	case keyTaken:
+		return s.replayOr(ctx, client, req, errKeyVanished)
+	case errors.Is(err, models.ErrWalletNotFound):
+		// The key may name a disbursement of another wallet (a mismatch)
+		// or of this wallet before it became unusable (a replay).
+		return s.replayOr(ctx, client, req, err)
+	case err != nil:
+		return nil, err
+	}
+	q, err := s.check(ctx, client, wallet, req.Params)
 	if errors.Is(err, models.ErrInsufficientBalance) {
 		return s.replayOr(ctx, client, req, err)
 	}
@@ -87,6 +100,28 @@ func (s *Service) create(ctx context.Context, client *models.Client, req CreateR
 		s.enqueueSubmit(ctx, d)
 	}
 	return &Created{Disbursement: d}, nil
+}
+
+// lookup reads in one round trip what a fresh create starts from: the
+// client's active wallet of the request (ErrWalletNotFound otherwise) and
+// whether the client has used the Idempotency-Key already. Every create
+// needs both, and a round trip costs the API and PostgreSQL more than the
+// index lookups themselves.
+func (s *Service) lookup(ctx context.Context, client *models.Client, req CreateRequest) (*models.Wallet, bool, error) {
+	var w models.Wallet
+	var keyTaken bool
+	err := s.db.WithContext(ctx).Raw(`SELECT id, client_id, name, vendor, state, is_default, balance, locked, created_at, updated_at,
+	        EXISTS (SELECT 1 FROM disbursements WHERE client_id = ? AND idempotency_key = ?)
+	    FROM wallets WHERE id = ? AND client_id = ? AND state = ?`,
+		client.ID, req.IdempotencyKey, req.WalletID, client.ID, models.WalletActive).Row().
+		Scan(&w.ID, &w.ClientID, &w.Name, &w.Vendor, &w.State, &w.IsDefault, &w.Balance, &w.Locked, &w.CreatedAt, &w.UpdatedAt, &keyTaken)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, false, models.ErrWalletNotFound
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return &w, keyTaken, nil
 }
 
 // replayOr looks for the request's key once more, after a step that found

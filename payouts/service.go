@@ -138,6 +138,12 @@ func (s *Service) prepare(ctx context.Context, client *models.Client, p Params) 
 	if err != nil {
 		return nil, err
 	}
+	return s.check(ctx, client, wallet, p)
+}
+
+// check runs prepare's checks after the wallet's: it is prepare for a
+// caller that has read the wallet already.
+func (s *Service) check(ctx context.Context, client *models.Client, wallet *models.Wallet, p Params) (*Quote, error) {
 	vendor, err := s.vendors.Get(wallet.Vendor)
 	if err != nil {
 		return nil, fmt.Errorf("wallet %s: %w", wallet.ID, err)

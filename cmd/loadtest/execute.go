@@ -164,9 +164,26 @@ func executeSingle(ctx context.Context, s *runSetup, info scenarioInfo, stdout, 
 			return nil, err
 		}
 		defer bin.remove()
-		srv, err := startServer(ctx, bin, s.serverConfig(info), stderr)
+		cfg := s.serverConfig(info)
+		var serverProf *serverProfile
+		if o.serverProfile != "" {
+			if serverProf, err = newServerProfile(o.serverProfile, o.duration); err != nil {
+				return nil, err
+			}
+			cfg.extraEnv = append(cfg.extraEnv, serverProf.env()...)
+			plan.window = allHooks{window, serverProf}
+			defer func() {
+				if serverProf.err != nil {
+					progress(stderr, "warning: -server-profile: %v", serverProf.err)
+				}
+			}()
+		}
+		srv, err := startServer(ctx, bin, cfg, stderr)
 		if err != nil {
 			return nil, err
+		}
+		if serverProf != nil {
+			serverProf.base = srv.base
 		}
 		defer func() {
 			if err := srv.stop(); err != nil {

@@ -12,6 +12,7 @@
 //	go run ./cmd/loadtest -concurrency 32 -duration 30s
 //	go run ./cmd/loadtest -server-env LOG_LEVEL=info   # with access logs
 //	go run ./cmd/loadtest -inprocess-profile cpu.pprof && go tool pprof -top cpu.pprof
+//	go run ./cmd/loadtest -scenario create-many -server-profile api.pprof
 //	go run ./cmd/loadtest -h                     # every flag and scenario
 //
 // The load is a closed loop: -concurrency workers each send requests back
@@ -83,6 +84,11 @@
 // and TCP. Building the requests (main.* frames) is in it too, a few per
 // cent. The summary adds the heap allocations per request.
 //
+// With -server-profile FILE the tool starts `payoutd api` with operator
+// credentials it makes up for the run (ADMIN_USER, ADMIN_PASSWORD) and
+// writes the CPU profile of that process over the measured window, from
+// its /debug/pprof/profile, to FILE: HTTP and TCP included.
+//
 // The load generator shares the machine with the server, PostgreSQL and
 // Redis; the summary shows how the CPU was split between them (for the
 // disbursements table also the CPU time per operation of each), and warns
@@ -149,6 +155,7 @@ type options struct {
 	secretsKey       string
 	serverEnv        []string
 	inprocessProfile string
+	serverProfile    string
 
 	// Payments.
 	paymentAuth string
@@ -224,6 +231,8 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (op
 	})
 	fs.StringVar(&o.inprocessProfile, "inprocess-profile", "",
 		"serve the requests with the API handler in this process (no HTTP, no TCP)\nand write a CPU profile of the measured window to `FILE` (balance, create-many, create-hot, payments)")
+	fs.StringVar(&o.serverProfile, "server-profile", "",
+		"write a CPU profile of the started payoutd api over the measured window to `FILE`\n(from its /debug/pprof, with operator credentials made up for the run; balance, create-many, create-hot, payments)")
 	fs.StringVar(&o.paymentAuth, "payment-auth", paymentAuthSignature,
 		"how payments authenticate: signature (x-signature over the body) or timestamp (x-timestamp only)")
 	fs.StringVar(&o.amount, "amount", "20000", "gross amount of each disbursement (IDR)")
@@ -274,9 +283,12 @@ func (o options) check() error {
 		if o.target != "" {
 			errs = append(errs, fmt.Errorf("-scenario %s starts its own api and worker: not with -target", o.scenario))
 		}
-		if o.inprocessProfile != "" {
-			errs = append(errs, fmt.Errorf("-inprocess-profile: not with -scenario %s; profile create-many, create-hot or payments", o.scenario))
+		if o.inprocessProfile != "" || o.serverProfile != "" {
+			errs = append(errs, fmt.Errorf("-inprocess-profile and -server-profile: not with -scenario %s; profile create-many, create-hot or payments", o.scenario))
 		}
+	}
+	if o.serverProfile != "" && o.inprocessProfile != "" {
+		errs = append(errs, errors.New("-server-profile and -inprocess-profile exclude each other"))
 	}
 	if !slices.Contains(paymentAuths, o.paymentAuth) {
 		errs = append(errs, fmt.Errorf("-payment-auth %q: want %s", o.paymentAuth, strings.Join(paymentAuths, " or ")))
@@ -316,8 +328,8 @@ func (o options) check() error {
 		if o.secretsKey == "" {
 			errs = append(errs, errors.New("-target needs -secrets-key (or LOAD_SECRETS_KEY): the running server's SECRETS_KEY"))
 		}
-		if o.inprocessProfile != "" {
-			errs = append(errs, errors.New("-target and -inprocess-profile exclude each other"))
+		if o.inprocessProfile != "" || o.serverProfile != "" {
+			errs = append(errs, errors.New("-target excludes -inprocess-profile and -server-profile (the tool profiles only what it runs)"))
 		}
 		if len(o.serverEnv) > 0 {
 			errs = append(errs, errors.New("-server-env applies to a server the tool starts, not to -target"))
