@@ -21,8 +21,9 @@ type Guard struct {
 	// RequireHTTPS refuses http:// URLs (production).
 	RequireHTTPS bool
 	// BlockPrivate refuses loopback, link-local, private, shared (CGNAT),
-	// benchmarking, unspecified and multicast addresses, and NAT64 or 6to4
-	// addresses carrying one of them (production).
+	// benchmarking, reserved, unspecified and multicast addresses, Teredo
+	// and IPv4-compatible IPv6, and NAT64 or 6to4 addresses carrying a
+	// refused IPv4 address (production).
 	BlockPrivate bool
 	// Allowed are ranges let through despite BlockPrivate
 	// (WEBHOOK_ALLOWED_NETWORKS), e.g. a partner reached over a VPN.
@@ -69,20 +70,41 @@ func (g Guard) CheckAddr(ip netip.Addr) error {
 	}
 	if !ip.IsValid() || ip.IsLoopback() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
 		ip.IsPrivate() || ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast() ||
-		sharedAddressSpace.Contains(ip) || benchmarking.Contains(ip) {
+		inAny(ip, reserved) {
 		return fmt.Errorf("%w: %s is a loopback, link-local, private or reserved address", ErrBlockedDestination, ip)
 	}
 	return nil
 }
 
+func inAny(ip netip.Addr, prefixes []netip.Prefix) bool {
+	for _, p := range prefixes {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// reserved are ranges no merchant's public endpoint lives in, beyond what
+// netip's predicates cover: internal networks reach them, the internet
+// does not.
+var reserved = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),     // "this network" (RFC 791); Linux dials 0.x as the local host
+	netip.MustParsePrefix("100.64.0.0/10"), // shared address space, carrier-grade NAT (RFC 6598)
+	netip.MustParsePrefix("192.0.0.0/24"),  // IETF protocol assignments (RFC 6890)
+	netip.MustParsePrefix("198.18.0.0/15"), // benchmarking (RFC 2544), often routed internally
+	netip.MustParsePrefix("240.0.0.0/4"),   // reserved, and the broadcast address
+	netip.MustParsePrefix("::/96"),         // IPv4-compatible addresses (deprecated, RFC 4291)
+	netip.MustParsePrefix("2001::/32"),     // Teredo: the IPv4 it reaches is obfuscated, its relay not ours
+	netip.MustParsePrefix("fec0::/10"),     // site-local (deprecated, RFC 3879)
+}
+
 var (
-	// sharedAddressSpace is 100.64.0.0/10 (RFC 6598, carrier-grade NAT).
-	sharedAddressSpace = netip.MustParsePrefix("100.64.0.0/10")
-	// benchmarking is 198.18.0.0/15 (RFC 2544), often routed internally.
-	benchmarking = netip.MustParsePrefix("198.18.0.0/15")
-	// nat64 is the well-known NAT64 prefix 64:ff9b::/96 (RFC 6052): the
-	// IPv4 address is the last 32 bits.
-	nat64 = netip.MustParsePrefix("64:ff9b::/96")
+	// nat64 is the well-known NAT64 prefix 64:ff9b::/96 (RFC 6052) and
+	// nat64Local the local-use 64:ff9b:1::/48 (RFC 8215): the IPv4
+	// address is the last 32 bits.
+	nat64      = netip.MustParsePrefix("64:ff9b::/96")
+	nat64Local = netip.MustParsePrefix("64:ff9b:1::/48")
 	// sixToFour is 2002::/16 (RFC 3056): the IPv4 address is bits 16–47.
 	sixToFour = netip.MustParsePrefix("2002::/16")
 )
@@ -93,7 +115,7 @@ func embeddedIPv4(ip netip.Addr) (netip.Addr, bool) {
 	switch {
 	case !ip.Is6():
 		return netip.Addr{}, false
-	case nat64.Contains(ip):
+	case nat64.Contains(ip), nat64Local.Contains(ip):
 		return netip.AddrFrom4([4]byte(b[12:16])), true
 	case sixToFour.Contains(ip):
 		return netip.AddrFrom4([4]byte(b[2:6])), true

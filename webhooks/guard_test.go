@@ -28,6 +28,15 @@ func TestGuardAddresses(t *testing.T) {
 		{"64:ff9b::808:808", false}, {"64:ff9b::a14:304", false}, // 8.8.8.8; 10.20.3.4 is allowed
 		{"2002:7f00:1::1", true}, {"2002:a9fe:a9fe::", true}, {"2002:c0a8:101::1", true}, {"2002:6440:1::1", true},
 		{"2002:808:808::1", false}, {"2002:cb00:710a::1", false}, // 8.8.8.8, 203.0.113.10
+		// Local-use NAT64 (64:ff9b:1::/48) likewise.
+		{"64:ff9b:1::7f00:1", true}, {"64:ff9b:1::a00:1", true}, {"64:ff9b:1::808:808", false},
+		// "This network", IETF protocol assignments, reserved and broadcast.
+		{"0.1.2.3", true}, {"0.255.255.255", true}, {"1.0.0.1", false},
+		{"192.0.0.8", true}, {"192.0.0.255", true}, {"192.0.1.1", false},
+		{"240.0.0.1", true}, {"255.255.255.255", true}, {"239.255.255.255", true}, {"223.255.255.254", false},
+		// IPv4-compatible (::a.b.c.d), Teredo, site-local: never a merchant's endpoint.
+		{"::808:808", true}, {"::7f00:1", true}, {"2001:0:4136:e378:8000:63bf:3fff:fdd2", true},
+		{"2001:db8::1", false}, {"fec0::1", true}, {"2001:4860::1", false},
 	}
 	for _, tt := range tests {
 		err := production.CheckAddr(netip.MustParseAddr(tt.ip))
