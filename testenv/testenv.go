@@ -85,9 +85,6 @@ func requiredInCI(t testing.TB, name string) string {
 // maxTestConns bounds each test database's pool.
 const maxTestConns = 6
 
-// UsingPostgres reports whether tests run against real PostgreSQL.
-func UsingPostgres() bool { return os.Getenv("TEST_DATABASE_URL") != "" }
-
 var (
 	templateOnce sync.Once
 	templateName string
