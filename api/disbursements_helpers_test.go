@@ -45,6 +45,11 @@ func (e *payoutEnv) createAs(m merchant, key string, p payoutBody) response {
 	return e.createRawAs(m, key, p.json())
 }
 
+func (e *payoutEnv) quoteAs(m merchant, p payoutBody) response {
+	e.t.Helper()
+	return e.do(request{method: http.MethodPost, path: "/api/v3/disbursements/quote", body: p.json(), apiKey: m.apiKey, sign: m.signingSecret})
+}
+
 func (e *payoutEnv) quoteRaw(body []byte) response {
 	e.t.Helper()
 	return e.do(request{method: http.MethodPost, path: "/api/v3/disbursements/quote", body: body, apiKey: e.m.apiKey, sign: e.m.signingSecret})

@@ -234,6 +234,59 @@ func TestDisbursementMinimumIsInclusive(t *testing.T) {
 	e.reconciled()
 }
 
+// Fees and minimums come from the client's own settings (client update),
+// per transfer type: the quote, the create, the refusal's minimum and the
+// money moved all follow them, and another client keeps the defaults.
+func TestDisbursementFeesAndMinimumsFollowClientSettings(t *testing.T) {
+	t.Parallel()
+	e := setupPayouts(t, payoutSetup{})
+	e.update(map[string]string{"bifast-fee": "1000", "rtol-fee": "4000", "bifast-min-net": "20000", "rtol-min-net": "50000"})
+
+	for _, tc := range []struct {
+		body              payoutBody
+		belowMin, minimum string
+		fee, net          string
+	}{
+		{e.body("100000", "1234567890"), "20999", "21000", "1000", "99000"},
+		{e.body("100000", "1234567890").rtol(), "53999", "54000", "4000", "96000"},
+	} {
+		below := tc.body
+		below.amount = tc.belowMin
+		e.quote(below).expect(t, http.StatusUnprocessableEntity, "withdrawal amount is below minimum: "+tc.minimum)
+		e.create("below-"+tc.body.transferType, below).expect(t, http.StatusUnprocessableEntity, "withdrawal amount is below minimum: "+tc.minimum)
+		atMin := tc.body
+		atMin.amount = tc.minimum
+		e.quote(atMin).expect(t, http.StatusOK, "")
+
+		q := e.quote(tc.body)
+		q.expect(t, http.StatusOK, "")
+		var quote quoteResponse
+		q.decode(t, &quote)
+		if quote.PlatformFee != tc.fee || quote.NetAmount != tc.net {
+			t.Fatalf("%s quote %s, want fee %s net %s", tc.body.transferType, q.body, tc.fee, tc.net)
+		}
+		d := e.create("fee-"+tc.body.transferType, tc.body).created(t, models.StatusSuccess)
+		if d.PlatformFee != tc.fee || d.NetAmount != tc.net {
+			t.Fatalf("%s created %+v", tc.body.transferType, d)
+		}
+	}
+	// The gross leaves the wallet; the fee ledger and the vendor clearing
+	// reconcile against the stored fee and net.
+	e.wantWallet(e.wallet, 800_000, 0)
+	e.reconciled()
+
+	other := e.newMerchant()
+	theirs := e.newWallet(other.id, "Theirs", sandbox.SimBank, false)
+	e.fund(theirs, "500000")
+	r := e.quoteAs(other, payoutBody{wallet: theirs.String(), amount: "100000", bank: "bca", account: "1234567890", transferType: "BIFAST"})
+	r.expect(t, http.StatusOK, "")
+	var quote quoteResponse
+	r.decode(t, &quote)
+	if quote.PlatformFee != "2500" || quote.NetAmount != "97500" {
+		t.Fatalf("another client's quote %s, want the default fee", r.body)
+	}
+}
+
 // available = balance − locked: a payout still in flight holds its gross,
 // so a second one the balance alone would cover is 402, for create and for
 // quote alike, while exactly the available amount is accepted.

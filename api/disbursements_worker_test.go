@@ -230,3 +230,73 @@ func TestDisbursementForgedVendorCallbackIsRefused(t *testing.T) {
 	e.wantWallet(e.wallet, 1_000_000, 0)
 	e.reconciled()
 }
+
+// Vendors deliver callbacks at least once: a repeated result, or a later
+// one contradicting a final payout, is acknowledged (200, so the vendor
+// stops retrying) and changes nothing: not the status, the trail, the
+// wallet, nor the merchant's webhook events. A callback names its payout
+// by the vendor's own reference: an unknown one, or one of another
+// vendor's payouts, is 404 and touches nothing. Both sandbox vendors'
+// callbacks are applied.
+func TestDisbursementVendorCallbacksAreIdempotent(t *testing.T) {
+	t.Parallel()
+	e := setupPayouts(t, payoutSetup{vendorsim: true})
+	callback := func(vendor, ref, status, reason string) response {
+		t.Helper()
+		body, _ := json.Marshal(map[string]string{"reference": ref, "status": status, "failure_reason": reason})
+		return e.do(request{method: http.MethodPost, path: "/vendor-callbacks/" + vendor, body: body,
+			headers: map[string]string{vendorsim.SignatureHeader: signature.Sign(vendorSimSecret, body, e.now())}})
+	}
+	events := func(id string) int64 {
+		t.Helper()
+		var n int64
+		if err := e.db.Model(&models.WebhookEvent{}).Where("subject_id = ?", id).Count(&n).Error; err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	bank := e.create("bank", e.body("100000", sandbox.AccountStaysRequested)).created(t, models.StatusRequested)
+	bankRef := models.VendorReferenceFor(uuid.MustParse(bank.ID))
+	e.create("wallet", e.ewalletBody("50000", "gopay", "081234567890")).created(t, models.StatusSuccess)
+	ew := e.create("ewallet", e.ewalletBody("60000", "bca", sandbox.AccountStaysRequested)).created(t, models.StatusRequested)
+	ewRef := models.VendorReferenceFor(uuid.MustParse(ew.ID))
+
+	// Unknown reference, and simbank's payout reported by simwallet.
+	before := e.snapshot()
+	callback(sandbox.SimBank, "pd-"+uuid.NewString(), "SUCCESS", "").expect(t, http.StatusNotFound, "disbursement not found")
+	callback(sandbox.SimWallet, bankRef, "SUCCESS", "").expect(t, http.StatusNotFound, "disbursement not found")
+	e.wantStatus(bank.ID, models.StatusRequested)
+	e.unchanged(before)
+
+	callback(sandbox.SimBank, bankRef, "SUCCESS", "").expect(t, http.StatusOK, "")
+	e.wantStatus(bank.ID, models.StatusSuccess)
+	callback(sandbox.SimWallet, ewRef, "FAILED", "recipient wallet closed").expect(t, http.StatusOK, "")
+	e.wantStatus(ew.ID, models.StatusFailed)
+	paid, failed := e.snapshot(), [2]int64{events(bank.ID), events(ew.ID)}
+	trails := [2][]string{e.trail(bank.ID), e.trail(ew.ID)}
+	if failed != [2]int64{1, 1} {
+		t.Fatalf("webhook events %v, want one per final payout", failed)
+	}
+
+	for _, again := range []struct{ vendor, ref, status, reason string }{
+		{sandbox.SimBank, bankRef, "SUCCESS", ""},
+		{sandbox.SimBank, bankRef, "FAILED", "late contradiction"},
+		{sandbox.SimWallet, ewRef, "FAILED", "recipient wallet closed"},
+		{sandbox.SimWallet, ewRef, "SUCCESS", ""},
+	} {
+		callback(again.vendor, again.ref, again.status, again.reason).expect(t, http.StatusOK, "")
+	}
+	e.wantStatus(bank.ID, models.StatusSuccess)
+	e.wantStatus(ew.ID, models.StatusFailed)
+	if got := [2]int64{events(bank.ID), events(ew.ID)}; got != failed {
+		t.Fatalf("webhook events %v after repeated callbacks, were %v", got, failed)
+	}
+	if got := [2][]string{e.trail(bank.ID), e.trail(ew.ID)}; strings.Join(got[0], " ") != strings.Join(trails[0], " ") ||
+		strings.Join(got[1], " ") != strings.Join(trails[1], " ") {
+		t.Fatalf("trails changed: %v, were %v", got, trails)
+	}
+	e.unchanged(paid)
+	e.wantWallet(e.wallet, 900_000, 0)
+	e.wantWallet(e.ewallet, 1_000_000-50_000, 0)
+}
