@@ -132,18 +132,19 @@ func TestDisbursementConcurrentCreatesCannotOversell(t *testing.T) {
 // the spec's 409 for a twin still in flight.
 func TestDisbursementConcurrentCreatesSameKey(t *testing.T) {
 	t.Parallel()
-	e := setupPayouts(t, payoutSetup{})
-	answers := e.burst(50, func(int) (string, payoutBody) { return "one-key", e.body("100000", "1234567890") })
-	id := sameKeyOutcome(t, answers)
-	if n := e.stored(); n != 1 {
-		t.Fatalf("%d disbursements stored, want 1", n)
-	}
-	e.wantStatus(id, models.StatusSuccess)
-	if n := e.submitCalls(id); n != 1 {
-		t.Fatalf("vendor asked to pay %d times", n)
-	}
-	e.wantWallet(e.wallet, 900_000, 0)
-	e.reconciled()
+	forEachQueue(t, payoutSetup{}, func(t *testing.T, e *payoutEnv) {
+		answers := e.burst(50, func(int) (string, payoutBody) { return "one-key", e.body("100000", "1234567890") })
+		id := sameKeyOutcome(t, answers)
+		if n := e.stored(); n != 1 {
+			t.Fatalf("%d disbursements stored, want 1", n)
+		}
+		e.wantStatus(id, models.StatusSuccess)
+		if n := e.submitCalls(id); n != 1 {
+			t.Fatalf("vendor asked to pay %d times", n)
+		}
+		e.wantWallet(e.wallet, 900_000, 0)
+		e.reconciled()
+	})
 }
 
 // sameKeyOutcome checks a one-key burst and returns the disbursement id.

@@ -67,6 +67,13 @@ func TestDisbursementReplayByStoredStatus(t *testing.T) {
 		{"expired", http.StatusGone, "Withdrawal lock has expired", models.StatusExpired},
 		{"cancelled", http.StatusConflict, "disbursement was cancelled", models.StatusCancelled},
 	}
+	// Rule 6: while withdrawals are suspended, every stored status still
+	// replays as it does otherwise.
+	e.update(map[string]string{"withdrawals": "suspended"})
+	for _, tc := range cases {
+		e.create(tc.key, bodies[tc.key]).replayed(t, tc.status, tc.msg)
+	}
+	e.update(map[string]string{"withdrawals": "active"})
 	for _, tc := range cases {
 		t.Run(tc.key, func(t *testing.T) {
 			t.Parallel()
@@ -102,56 +109,57 @@ func TestDisbursementReplayByStoredStatus(t *testing.T) {
 // reference_id, which are not compared, replay the original.
 func TestDisbursementReplayParameterMismatch(t *testing.T) {
 	t.Parallel()
-	e := setupPayouts(t, payoutSetup{})
-	original := e.body("100000", "1234567890")
-	original.memo, original.referenceID = "first memo", "inv-1"
-	first := e.create("key-m", original).created(t, models.StatusSuccess)
-	before := e.snapshot()
+	forEachQueue(t, payoutSetup{}, func(t *testing.T, e *payoutEnv) {
+		original := e.body("100000", "1234567890")
+		original.memo, original.referenceID = "first memo", "inv-1"
+		first := e.create("key-m", original).created(t, models.StatusSuccess)
+		before := e.snapshot()
 
-	changed := func(f func(p *payoutBody)) payoutBody { p := original; f(&p); return p }
-	mismatches := map[string]payoutBody{
-		"client_wallet_id":        changed(func(p *payoutBody) { p.wallet = e.ewallet.String() }),
-		"amount":                  changed(func(p *payoutBody) { p.amount = "100000.0001" }),
-		"bank_code":               changed(func(p *payoutBody) { p.bank = "bri" }),
-		"account_no":              changed(func(p *payoutBody) { p.account = "1234567891" }),
-		"transfer_type":           changed(func(p *payoutBody) { p.transferType = "RTOL" }),
-		"account_no zero-padded":  changed(func(p *payoutBody) { p.account = "01234567890" }),
-		"amount and memo changed": changed(func(p *payoutBody) { p.amount = "200000"; p.memo = "other" }),
-	}
-	for name, p := range mismatches {
-		t.Run("mismatch/"+name, func(t *testing.T) {
-			t.Parallel()
-			r := e.sub(t).create("key-m", p)
-			r.expect(t, http.StatusUnprocessableEntity, mismatchMsg)
-		})
-	}
-	same := map[string]payoutBody{
-		"amount with scale":        changed(func(p *payoutBody) { p.amount = "100000.0000" }),
-		"wallet id in capitals":    changed(func(p *payoutBody) { p.wallet = strings.ToUpper(e.wallet.String()) }),
-		"bank_code in capitals":    changed(func(p *payoutBody) { p.bank = "BcA" }),
-		"account_no with spaces":   changed(func(p *payoutBody) { p.account = "  1234567890\t" }),
-		"another memo":             changed(func(p *payoutBody) { p.memo = "second memo" }),
-		"no memo, no reference_id": changed(func(p *payoutBody) { p.memo, p.referenceID = "", "" }),
-		"another reference_id":     changed(func(p *payoutBody) { p.referenceID = "inv-2" }),
-	}
-	for name, p := range same {
-		t.Run("same/"+name, func(t *testing.T) {
-			t.Parallel()
-			r := e.sub(t).create("key-m", p)
-			r.replayed(t, http.StatusOK, "")
-			d := r.disbursement(t)
-			// The stored disbursement, not the replay's memo or reference.
-			if d.ID != first.ID || d.Status != "SUCCESS" || d.Memo == nil || *d.Memo != "first memo" ||
-				d.ReferenceID == nil || *d.ReferenceID != "inv-1" || d.Amount != "100000" || d.AccountNo != "1234567890" {
-				t.Fatalf("replay %s", r.body)
+		changed := func(f func(p *payoutBody)) payoutBody { p := original; f(&p); return p }
+		mismatches := map[string]payoutBody{
+			"client_wallet_id":        changed(func(p *payoutBody) { p.wallet = e.ewallet.String() }),
+			"amount":                  changed(func(p *payoutBody) { p.amount = "100000.0001" }),
+			"bank_code":               changed(func(p *payoutBody) { p.bank = "bri" }),
+			"account_no":              changed(func(p *payoutBody) { p.account = "1234567891" }),
+			"transfer_type":           changed(func(p *payoutBody) { p.transferType = "RTOL" }),
+			"account_no zero-padded":  changed(func(p *payoutBody) { p.account = "01234567890" }),
+			"amount and memo changed": changed(func(p *payoutBody) { p.amount = "200000"; p.memo = "other" }),
+		}
+		for name, p := range mismatches {
+			t.Run("mismatch/"+name, func(t *testing.T) {
+				t.Parallel()
+				r := e.sub(t).create("key-m", p)
+				r.expect(t, http.StatusUnprocessableEntity, mismatchMsg)
+			})
+		}
+		same := map[string]payoutBody{
+			"amount with scale":        changed(func(p *payoutBody) { p.amount = "100000.0000" }),
+			"wallet id in capitals":    changed(func(p *payoutBody) { p.wallet = strings.ToUpper(e.wallet.String()) }),
+			"bank_code in capitals":    changed(func(p *payoutBody) { p.bank = "BcA" }),
+			"account_no with spaces":   changed(func(p *payoutBody) { p.account = "  1234567890\t" }),
+			"another memo":             changed(func(p *payoutBody) { p.memo = "second memo" }),
+			"no memo, no reference_id": changed(func(p *payoutBody) { p.memo, p.referenceID = "", "" }),
+			"another reference_id":     changed(func(p *payoutBody) { p.referenceID = "inv-2" }),
+		}
+		for name, p := range same {
+			t.Run("same/"+name, func(t *testing.T) {
+				t.Parallel()
+				r := e.sub(t).create("key-m", p)
+				r.replayed(t, http.StatusOK, "")
+				d := r.disbursement(t)
+				// The stored disbursement, not the replay's memo or reference.
+				if d.ID != first.ID || d.Status != "SUCCESS" || d.Memo == nil || *d.Memo != "first memo" ||
+					d.ReferenceID == nil || *d.ReferenceID != "inv-1" || d.Amount != "100000" || d.AccountNo != "1234567890" {
+					t.Fatalf("replay %s", r.body)
+				}
+			})
+		}
+		t.Cleanup(func() {
+			if !t.Failed() {
+				e.unchanged(before)
+				e.wantWallet(e.wallet, 900_000, 0)
 			}
 		})
-	}
-	t.Cleanup(func() {
-		if !t.Failed() {
-			e.unchanged(before)
-			e.wantWallet(e.wallet, 900_000, 0)
-		}
 	})
 }
 
@@ -161,65 +169,67 @@ func TestDisbursementReplayParameterMismatch(t *testing.T) {
 // same new key works.
 func TestDisbursementReplayWhileSuspended(t *testing.T) {
 	t.Parallel()
-	e := setupPayouts(t, payoutSetup{})
-	paid := e.body("100000", "1234567890")
-	e.create("paid", paid).created(t, models.StatusSuccess)
-	inFlight := e.body("100000", sandbox.AccountStaysRequested)
-	e.create("in-flight", inFlight).created(t, models.StatusRequested)
-	rejected := e.body("100000", sandbox.AccountSubmitRejected)
-	e.create("rejected", rejected).expect(t, http.StatusServiceUnavailable, "Vendor payout request failed")
+	forEachQueue(t, payoutSetup{}, func(t *testing.T, e *payoutEnv) {
+		paid := e.body("100000", "1234567890")
+		e.create("paid", paid).created(t, models.StatusSuccess)
+		inFlight := e.body("100000", sandbox.AccountStaysRequested)
+		e.create("in-flight", inFlight).created(t, models.StatusRequested)
+		rejected := e.body("100000", sandbox.AccountSubmitRejected)
+		e.create("rejected", rejected).expect(t, http.StatusServiceUnavailable, "Vendor payout request failed")
 
-	e.update(map[string]string{"withdrawals": "suspended"})
-	before := e.snapshot()
-	e.create("paid", paid).replayed(t, http.StatusOK, "")
-	e.create("in-flight", inFlight).replayed(t, http.StatusOK, "")
-	e.create("rejected", rejected).replayed(t, http.StatusServiceUnavailable, "Vendor payout request failed")
-	e.create("paid", e.body("100001", "1234567890")).expect(t, http.StatusUnprocessableEntity, mismatchMsg)
-	fresh := e.create("new", paid)
-	fresh.expect(t, http.StatusForbidden, suspendedMsg)
-	if fresh.header.Get("Idempotent-Replayed") != "" {
-		t.Fatal("a refused fresh create carries Idempotent-Replayed")
-	}
-	e.quote(paid).expect(t, http.StatusForbidden, suspendedMsg)
-	e.unchanged(before)
+		e.update(map[string]string{"withdrawals": "suspended"})
+		before := e.snapshot()
+		e.create("paid", paid).replayed(t, http.StatusOK, "")
+		e.create("in-flight", inFlight).replayed(t, http.StatusOK, "")
+		e.create("rejected", rejected).replayed(t, http.StatusServiceUnavailable, "Vendor payout request failed")
+		e.create("paid", e.body("100001", "1234567890")).expect(t, http.StatusUnprocessableEntity, mismatchMsg)
+		fresh := e.create("new", paid)
+		fresh.expect(t, http.StatusForbidden, suspendedMsg)
+		if fresh.header.Get("Idempotent-Replayed") != "" {
+			t.Fatal("a refused fresh create carries Idempotent-Replayed")
+		}
+		e.quote(paid).expect(t, http.StatusForbidden, suspendedMsg)
+		e.unchanged(before)
 
-	e.update(map[string]string{"withdrawals": "active"})
-	e.create("new", paid).created(t, models.StatusSuccess)
-	e.wantWallet(e.wallet, 800_000, 100_000)
-	e.reconciled()
+		e.update(map[string]string{"withdrawals": "active"})
+		e.create("new", paid).created(t, models.StatusSuccess)
+		e.wantWallet(e.wallet, 800_000, 100_000)
+		e.reconciled()
+	})
 }
 
 // Idempotency keys belong to a client: another client's create with the
 // same key is its own fresh disbursement, and each replay finds its own.
 func TestDisbursementKeysArePerClient(t *testing.T) {
 	t.Parallel()
-	e := setupPayouts(t, payoutSetup{})
-	other := e.newMerchant()
-	theirs := e.newWallet(other.id, "Theirs", sandbox.SimBank, false)
-	e.fund(theirs, "500000")
-	theirBody := payoutBody{wallet: theirs.String(), amount: "100000", bank: "bca", account: "1234567890", transferType: "BIFAST"}
+	forEachQueue(t, payoutSetup{}, func(t *testing.T, e *payoutEnv) {
+		other := e.newMerchant()
+		theirs := e.newWallet(other.id, "Theirs", sandbox.SimBank, false)
+		e.fund(theirs, "500000")
+		theirBody := payoutBody{wallet: theirs.String(), amount: "100000", bank: "bca", account: "1234567890", transferType: "BIFAST"}
 
-	mine := e.create("shared-key", e.body("100000", "1234567890")).created(t, models.StatusSuccess)
-	their := e.createAs(other, "shared-key", theirBody).created(t, models.StatusSuccess)
-	if mine.ID == their.ID || their.ClientID != other.id.String() || their.WalletID != theirs.String() {
-		t.Fatalf("mine %+v\ntheirs %+v", mine, their)
-	}
-	r := e.createAs(other, "shared-key", theirBody)
-	r.replayed(t, http.StatusOK, "")
-	if r.disbursement(t).ID != their.ID {
-		t.Fatalf("their replay answered %s", r.body)
-	}
-	r = e.create("shared-key", e.body("100000", "1234567890"))
-	r.replayed(t, http.StatusOK, "")
-	if r.disbursement(t).ID != mine.ID {
-		t.Fatalf("my replay answered %s", r.body)
-	}
-	// Their parameters under my key are a mismatch with my disbursement,
-	// and do not reveal theirs.
-	e.create("shared-key", theirBody).expect(t, http.StatusUnprocessableEntity, mismatchMsg)
-	e.wantWallet(e.wallet, 900_000, 0)
-	e.wantWallet(theirs, 400_000, 0)
-	e.reconciled()
+		mine := e.create("shared-key", e.body("100000", "1234567890")).created(t, models.StatusSuccess)
+		their := e.createAs(other, "shared-key", theirBody).created(t, models.StatusSuccess)
+		if mine.ID == their.ID || their.ClientID != other.id.String() || their.WalletID != theirs.String() {
+			t.Fatalf("mine %+v\ntheirs %+v", mine, their)
+		}
+		r := e.createAs(other, "shared-key", theirBody)
+		r.replayed(t, http.StatusOK, "")
+		if r.disbursement(t).ID != their.ID {
+			t.Fatalf("their replay answered %s", r.body)
+		}
+		r = e.create("shared-key", e.body("100000", "1234567890"))
+		r.replayed(t, http.StatusOK, "")
+		if r.disbursement(t).ID != mine.ID {
+			t.Fatalf("my replay answered %s", r.body)
+		}
+		// Their parameters under my key are a mismatch with my disbursement,
+		// and do not reveal theirs.
+		e.create("shared-key", theirBody).expect(t, http.StatusUnprocessableEntity, mismatchMsg)
+		e.wantWallet(e.wallet, 900_000, 0)
+		e.wantWallet(theirs, 400_000, 0)
+		e.reconciled()
+	})
 }
 
 // A key's disbursement outlives its wallet's usability: once the wallet is
@@ -228,23 +238,24 @@ func TestDisbursementKeysArePerClient(t *testing.T) {
 // client does not have is a mismatch, not a 404.
 func TestDisbursementReplayOutlivesItsWallet(t *testing.T) {
 	t.Parallel()
-	e := setupPayouts(t, payoutSetup{})
-	paid := e.body("100000", "1234567890")
-	first := e.create("paid", paid).created(t, models.StatusSuccess)
-	unknownWallet := paid
-	unknownWallet.wallet = "0b7e7a52-3c1d-4f4e-8a55-2d9e1c0b7a11"
-	e.create("paid", unknownWallet).expect(t, http.StatusUnprocessableEntity, mismatchMsg)
+	forEachQueue(t, payoutSetup{}, func(t *testing.T, e *payoutEnv) {
+		paid := e.body("100000", "1234567890")
+		first := e.create("paid", paid).created(t, models.StatusSuccess)
+		unknownWallet := paid
+		unknownWallet.wallet = "0b7e7a52-3c1d-4f4e-8a55-2d9e1c0b7a11"
+		e.create("paid", unknownWallet).expect(t, http.StatusUnprocessableEntity, mismatchMsg)
 
-	if err := e.db.Exec(`UPDATE wallets SET state = ? WHERE id = ?`, models.WalletProvisioning, e.wallet).Error; err != nil {
-		t.Fatal(err)
-	}
-	before := e.snapshot()
-	r := e.create("paid", paid)
-	r.replayed(t, http.StatusOK, "")
-	if r.disbursement(t).ID != first.ID {
-		t.Fatalf("replay answered %s", r.body)
-	}
-	e.create("paid", e.body("100001", "1234567890")).expect(t, http.StatusUnprocessableEntity, mismatchMsg)
-	e.create("fresh", paid).expect(t, http.StatusNotFound, "wallet not found")
-	e.unchanged(before)
+		if err := e.db.Exec(`UPDATE wallets SET state = ? WHERE id = ?`, models.WalletProvisioning, e.wallet).Error; err != nil {
+			t.Fatal(err)
+		}
+		before := e.snapshot()
+		r := e.create("paid", paid)
+		r.replayed(t, http.StatusOK, "")
+		if r.disbursement(t).ID != first.ID {
+			t.Fatalf("replay answered %s", r.body)
+		}
+		e.create("paid", e.body("100001", "1234567890")).expect(t, http.StatusUnprocessableEntity, mismatchMsg)
+		e.create("fresh", paid).expect(t, http.StatusNotFound, "wallet not found")
+		e.unchanged(before)
+	})
 }

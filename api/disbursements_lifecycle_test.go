@@ -148,47 +148,48 @@ func TestDisbursementLostSubmitAnswerPaysOnce(t *testing.T) {
 // leading 0 and 10 to 13 digits. Every other form fails the inquiry.
 func TestDisbursementEWalletAccounts(t *testing.T) {
 	t.Parallel()
-	e := setupPayouts(t, payoutSetup{})
-	ewallets := []string{"dana", "gopay", "ovo", "linkaja", "shopeepay"}
-	refused := map[string]string{
-		"9 digits":          "081234567",
-		"14 digits":         "08123456789012",
-		"no leading 0":      "812345678901",
-		"country prefix 62": "6281234567890",
-	}
-	before := e.snapshot()
-	t.Run("refused", func(t *testing.T) {
-		for _, code := range ewallets {
-			for name, account := range refused {
-				t.Run(code+"/"+name, func(t *testing.T) {
-					t.Parallel()
-					e.sub(t).create("refused", e.ewalletBody("20000", code, account)).
-						expect(t, http.StatusUnprocessableEntity, "bank account verification failed")
-				})
-			}
+	forEachQueue(t, payoutSetup{}, func(t *testing.T, e *payoutEnv) {
+		ewallets := []string{"dana", "gopay", "ovo", "linkaja", "shopeepay"}
+		refused := map[string]string{
+			"9 digits":          "081234567",
+			"14 digits":         "08123456789012",
+			"no leading 0":      "812345678901",
+			"country prefix 62": "6281234567890",
 		}
-	})
-	if t.Failed() {
-		return
-	}
-	e.unchanged(before)
-	accepted := []string{"0812345678", "081234567890", "0812345678901"}
-	t.Run("accepted", func(t *testing.T) {
-		for _, code := range ewallets {
-			for _, account := range accepted {
-				t.Run(code+"/"+account, func(t *testing.T) {
-					t.Parallel()
-					d := e.sub(t).create(code+account, e.ewalletBody("20000", code, account)).created(t, models.StatusSuccess)
-					if d.BankCode != code || d.AccountNo != account || d.AccountHolderName != "SANDBOX "+account[len(account)-4:] ||
-						d.WalletID != e.ewallet.String() {
-						t.Fatalf("created %+v", d)
-					}
-				})
+		before := e.snapshot()
+		t.Run("refused", func(t *testing.T) {
+			for _, code := range ewallets {
+				for name, account := range refused {
+					t.Run(code+"/"+name, func(t *testing.T) {
+						t.Parallel()
+						e.sub(t).create("refused", e.ewalletBody("20000", code, account)).
+							expect(t, http.StatusUnprocessableEntity, "bank account verification failed")
+					})
+				}
 			}
+		})
+		if t.Failed() {
+			return
 		}
+		e.unchanged(before)
+		accepted := []string{"0812345678", "081234567890", "0812345678901"}
+		t.Run("accepted", func(t *testing.T) {
+			for _, code := range ewallets {
+				for _, account := range accepted {
+					t.Run(code+"/"+account, func(t *testing.T) {
+						t.Parallel()
+						d := e.sub(t).create(code+account, e.ewalletBody("20000", code, account)).created(t, models.StatusSuccess)
+						if d.BankCode != code || d.AccountNo != account || d.AccountHolderName != "SANDBOX "+account[len(account)-4:] ||
+							d.WalletID != e.ewallet.String() {
+							t.Fatalf("created %+v", d)
+						}
+					})
+				}
+			}
+		})
+		e.wantWallet(e.ewallet, 1_000_000-15*20_000, 0)
+		e.reconciled()
 	})
-	e.wantWallet(e.ewallet, 1_000_000-15*20_000, 0)
-	e.reconciled()
 }
 
 // Review threshold: a create at or above it waits in PENDING_VERIFICATION
@@ -389,18 +390,19 @@ func TestDisbursementSweepCarriesWhatTheQueueLost(t *testing.T) {
 // gives for an expired lock, 410, with nothing moved.
 func TestDisbursementLockExpiredBeforeFirstSubmit(t *testing.T) {
 	t.Parallel()
-	e := setupPayouts(t, payoutSetup{lockTTL: time.Microsecond})
-	p := e.body("100000", "1234567890")
-	r := e.create("k", p)
-	r.expect(t, http.StatusGone, "Withdrawal lock has expired")
-	if r.header.Get("Idempotent-Replayed") != "" {
-		t.Fatal("a fresh create carries Idempotent-Replayed")
-	}
-	d := e.byKey("k")
-	if d.Status != models.StatusExpired || e.submitCalls(d.ID.String()) != 0 {
-		t.Fatalf("stored %s, vendor asked %d times", d.Status, e.submitCalls(d.ID.String()))
-	}
-	e.wantWallet(e.wallet, 1_000_000, 0)
-	e.create("k", p).replayed(t, http.StatusGone, "Withdrawal lock has expired")
-	e.reconciled()
+	forEachQueue(t, payoutSetup{lockTTL: time.Microsecond}, func(t *testing.T, e *payoutEnv) {
+		p := e.body("100000", "1234567890")
+		r := e.create("k", p)
+		r.expect(t, http.StatusGone, "Withdrawal lock has expired")
+		if r.header.Get("Idempotent-Replayed") != "" {
+			t.Fatal("a fresh create carries Idempotent-Replayed")
+		}
+		d := e.byKey("k")
+		if d.Status != models.StatusExpired || e.submitCalls(d.ID.String()) != 0 {
+			t.Fatalf("stored %s, vendor asked %d times", d.Status, e.submitCalls(d.ID.String()))
+		}
+		e.wantWallet(e.wallet, 1_000_000, 0)
+		e.create("k", p).replayed(t, http.StatusGone, "Withdrawal lock has expired")
+		e.reconciled()
+	})
 }

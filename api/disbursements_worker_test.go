@@ -300,3 +300,88 @@ func TestDisbursementVendorCallbacksAreIdempotent(t *testing.T) {
 	e.wantWallet(e.wallet, 900_000, 0)
 	e.wantWallet(e.ewallet, 1_000_000-50_000, 0)
 }
+
+// Every magic account number of the sandbox vendors, on both of them,
+// through the API and the real worker: refusals at inquiry store nothing;
+// a rejected submit fails at once; the rest are paid by the worker's
+// status checks (the vendor pays 300 ms after accepting), fail later with
+// a reason, wait for an operator, or survive a lost submit answer paid
+// once. Each replay then answers by the stored status.
+func TestDisbursementMagicAccountsThroughTheWorker(t *testing.T) {
+	t.Parallel()
+	e := workerSetup(t, payoutSetup{completeAfter: 300 * time.Millisecond})
+	for _, v := range []struct {
+		vendor string
+		wallet uuid.UUID
+	}{{sandbox.SimBank, e.wallet}, {sandbox.SimWallet, e.ewallet}} {
+		t.Run(v.vendor, func(t *testing.T) {
+			e := e.sub(t)
+			body := func(account string) payoutBody {
+				return payoutBody{wallet: v.wallet.String(), amount: "100000", bank: "bca", account: account, transferType: "BIFAST"}
+			}
+			key := func(account string) string { return v.vendor + "-" + account }
+
+			before := e.snapshot()
+			for account, want := range map[string]struct {
+				status int
+				msg    string
+			}{
+				sandbox.AccountInactive:    {http.StatusUnprocessableEntity, "bank account is inactive"},
+				sandbox.AccountUnresolved:  {http.StatusUnprocessableEntity, "bank account verification failed"},
+				sandbox.AccountInquiryDown: {http.StatusServiceUnavailable, gatewayDownMsg},
+			} {
+				e.quote(body(account)).expect(t, want.status, want.msg)
+				e.create(key(account), body(account)).expect(t, want.status, want.msg)
+			}
+			e.unchanged(before)
+
+			e.create(key(sandbox.AccountSubmitRejected), body(sandbox.AccountSubmitRejected)).
+				expect(t, http.StatusServiceUnavailable, "Vendor payout request failed")
+			rejected := e.byKey(key(sandbox.AccountSubmitRejected))
+			e.wantStatus(rejected.ID.String(), models.StatusFailed)
+
+			accepted := map[string]string{} // account → id
+			for _, account := range []string{sandbox.AccountFailsLater, sandbox.AccountStaysRequested, sandbox.AccountFirstSubmitLost, "1234567890"} {
+				r := e.create(key(account), body(account))
+				r.expect(t, http.StatusCreated, "")
+				d := r.disbursement(t)
+				if account != sandbox.AccountFirstSubmitLost && d.Status != string(models.StatusRequested) {
+					t.Fatalf("%s created as %s, want REQUESTED (the vendor pays after 300 ms)", account, d.Status)
+				}
+				accepted[account] = d.ID
+			}
+			e.eventually(accepted[sandbox.AccountFailsLater], models.StatusFailed)
+			e.eventually(accepted[sandbox.AccountFirstSubmitLost], models.StatusSuccess)
+			e.eventually(accepted["1234567890"], models.StatusSuccess)
+			if rec := e.get(accepted[sandbox.AccountFailsLater]).disbursement(t); rec.FailedReason == nil || *rec.FailedReason == "" {
+				t.Fatalf("failed later without a reason: %+v", rec)
+			}
+			if n := e.submitCalls(accepted[sandbox.AccountFirstSubmitLost]); n != 1 {
+				t.Fatalf("the payout whose answer was lost was submitted %d times", n)
+			}
+
+			// Stays REQUESTED through the worker's checks until completed by hand.
+			stays := accepted[sandbox.AccountStaysRequested]
+			time.Sleep(1500 * time.Millisecond) // past the first status checks
+			e.wantStatus(stays, models.StatusRequested)
+			if _, err := e.svc.CompleteSandbox(ctxb, uuid.MustParse(stays), vendors.PayoutSuccess, ""); err != nil {
+				t.Fatal(err)
+			}
+			e.wantStatus(stays, models.StatusSuccess)
+
+			for account, want := range map[string]int{
+				sandbox.AccountSubmitRejected: http.StatusServiceUnavailable, sandbox.AccountFailsLater: http.StatusServiceUnavailable,
+				sandbox.AccountStaysRequested: http.StatusOK, sandbox.AccountFirstSubmitLost: http.StatusOK, "1234567890": http.StatusOK,
+			} {
+				msg := ""
+				if want == http.StatusServiceUnavailable {
+					msg = "Vendor payout request failed"
+				}
+				e.create(key(account), body(account)).replayed(t, want, msg)
+			}
+			// Three paid, two failed with their locks released.
+			e.wantWallet(v.wallet, 700_000, 0)
+			e.reconciled()
+		})
+	}
+}

@@ -570,3 +570,21 @@ func (e *payoutEnv) submitCalls(id string) int {
 }
 
 func rp(n int64) string { return fmt.Sprint(n) }
+
+// forEachQueue runs body twice, in parallel: with the inline queue (the
+// submit runs inside the create, polls when the test says) and with the
+// real asynq worker in-process (real Redis and PostgreSQL in CI), so that
+// a rule is shown to hold whichever carries the payout to the vendor.
+func forEachQueue(t *testing.T, o payoutSetup, body func(t *testing.T, e *payoutEnv)) {
+	t.Helper()
+	for _, mode := range []string{"inline", "worker"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			if mode == "worker" {
+				body(t, workerSetup(t, o))
+				return
+			}
+			body(t, setupPayouts(t, o))
+		})
+	}
+}
