@@ -9,9 +9,11 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/hibiken/asynq"
 
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/signature"
+	"github.com/payoutd/payoutd/tasks"
 	"github.com/payoutd/payoutd/vendors"
 	"github.com/payoutd/payoutd/vendors/sandbox"
 	"github.com/payoutd/payoutd/vendors/vendorsim"
@@ -384,4 +386,49 @@ func TestDisbursementMagicAccountsThroughTheWorker(t *testing.T) {
 			e.reconciled()
 		})
 	}
+}
+
+// VERIFIED → CANCELLED with the worker running: an operator cancels a
+// payout whose submit task is queued but not yet run (its queue paused);
+// when the task runs it finds the payout cancelled and leaves it: the
+// vendor is never asked, the lock is released, and a replay is 409.
+func TestDisbursementCancelledBeforeTheWorkerSubmits(t *testing.T) {
+	t.Parallel()
+	e := workerSetup(t, payoutSetup{submitWait: time.Millisecond})
+	inspector := asynq.NewInspector(e.queueOpt)
+	t.Cleanup(func() { inspector.Close() })
+	queue := e.queuePrefix + tasks.QueueCritical
+	if err := inspector.PauseQueue(queue); err != nil {
+		t.Fatal(err)
+	}
+	p := e.body("100000", "1234567890")
+	d := e.create("k", p).created(t, models.StatusVerified)
+	e.wantWallet(e.wallet, 1_000_000, 100_000)
+
+	if _, err := e.svc.Cancel(ctxb, uuid.MustParse(d.ID), "ops@example"); err != nil {
+		t.Fatal(err)
+	}
+	if err := inspector.UnpauseQueue(queue); err != nil {
+		t.Fatal(err)
+	}
+	taskID := tasks.TypePayoutSubmit + ":" + d.ID
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		info, err := inspector.GetTaskInfo(queue, taskID)
+		if err == nil && info.State == asynq.TaskStateCompleted {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the submit task did not complete: %+v, %v", info, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	e.wantStatus(d.ID, models.StatusCancelled)
+	e.wantTrail(d.ID, "→VERIFIED", "VERIFIED→CANCELLED")
+	if n := e.submitCalls(d.ID); n != 0 {
+		t.Fatalf("the vendor was asked to pay a cancelled payout %d times", n)
+	}
+	e.create("k", p).replayed(t, http.StatusConflict, "disbursement was cancelled")
+	e.wantWallet(e.wallet, 1_000_000, 0)
+	e.reconciled()
 }

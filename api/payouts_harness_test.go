@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/hibiken/asynq"
 	"gorm.io/gorm"
 
 	"github.com/payoutd/payoutd/admin"
@@ -52,6 +53,10 @@ type payoutEnv struct {
 	statusDown  *atomic.Bool
 	// walletReads holds an armed read of a wallet row (holds option).
 	walletReads *gate
+	// queueOpt and queuePrefix name the worker's Redis and its queues
+	// (worker option), for a test that inspects or pauses them.
+	queueOpt    asynq.RedisConnOpt
+	queuePrefix string
 	// sim is the HTTP vendor simulator (vendorsim option), which reports
 	// final payouts to the API's /vendor-callbacks over a real socket.
 	sim *vendorsim.Server
@@ -171,8 +176,11 @@ func setupPayouts(t *testing.T, o payoutSetup) *payoutEnv {
 	var queue Queue
 	var inline *inlineQueue
 	var svcQueue payouts.Queue
+	var queueOpt asynq.RedisConnOpt
+	var queuePrefix string
 	if o.worker {
 		opt, prefix := testenv.Queue(t, rdb)
+		queueOpt, queuePrefix = opt, prefix
 		client := tasks.NewPrefixedClient(opt, prefix)
 		t.Cleanup(func() { client.Close() })
 		queue, svcQueue = client, client
@@ -207,7 +215,8 @@ func setupPayouts(t *testing.T, o payoutSetup) *payoutEnv {
 			c.DisbursementLockTTL = o.lockTTL
 		}})
 	e := &payoutEnv{bundle: b, svc: svc, store: store, vendor: counting, inline: inline, clock: clock,
-		inquiryGate: inquiryGate, statusDown: statusDown, walletReads: walletReads, sim: sim}
+		inquiryGate: inquiryGate, statusDown: statusDown, walletReads: walletReads, sim: sim,
+		queueOpt: queueOpt, queuePrefix: queuePrefix}
 	apiHandler.Store(b.server.Handler())
 	e.m = b.newMerchant()
 	e.wallet = b.newWallet(e.m.id, "Main", sandbox.SimBank, false)
