@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -502,4 +503,23 @@ func TestDisbursementGet(t *testing.T) {
 	// Another client cannot read ours either.
 	e.do(request{path: "/api/v3/disbursements/" + d.ID, apiKey: other.apiKey, sign: other.signingSecret}).
 		expect(t, http.StatusNotFound, "disbursement not found")
+}
+
+// x-timestamp is ignored when x-signature is present: a signed create or
+// quote with a stale or malformed x-timestamp is served, the signature's
+// own t being what is checked.
+func TestDisbursementSignedRequestIgnoresTimestampHeader(t *testing.T) {
+	t.Parallel()
+	e := setupPayouts(t, payoutSetup{})
+	p := e.body("100000", "1234567890")
+	for i, stamp := range []string{"12", "not-a-number", fmt.Sprint(e.now().Add(-time.Hour).UnixMilli())} {
+		headers := map[string]string{"x-timestamp": stamp}
+		e.do(request{method: http.MethodPost, path: "/api/v3/disbursements/quote", body: p.json(), apiKey: e.m.apiKey,
+			sign: e.m.signingSecret, headers: headers}).expect(t, http.StatusOK, "")
+		headers["Idempotency-Key"] = fmt.Sprintf("stamped-%d", i)
+		r := e.do(request{method: http.MethodPost, path: "/api/v3/disbursements", body: p.json(), apiKey: e.m.apiKey,
+			sign: e.m.signingSecret, headers: headers})
+		r.created(t, models.StatusSuccess)
+	}
+	e.wantWallet(e.wallet, 700_000, 0)
 }

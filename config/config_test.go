@@ -72,3 +72,24 @@ func TestSettlementSettings(t *testing.T) {
 		}
 	}
 }
+
+// The disbursement settings default to DESIGN.md's values when unset, and
+// the environment overrides them (0 turns the create's wait off).
+func TestDisbursementSettings(t *testing.T) {
+	c, err := Load(func(string) string { return "" }, Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DisbursementLockTTL != 30*time.Minute || c.DisbursementSubmitWait != 5*time.Second || c.SandboxCompleteAfter != 2*time.Second {
+		t.Errorf("defaults: lock TTL %s, submit wait %s, sandbox completes after %s; want 30m, 5s, 2s",
+			c.DisbursementLockTTL, c.DisbursementSubmitWait, c.SandboxCompleteAfter)
+	}
+	env := map[string]string{"DISBURSEMENT_LOCK_TTL": "10m", "DISBURSEMENT_SUBMIT_WAIT": "0s", "SANDBOX_COMPLETE_AFTER": "150ms"}
+	c, err = Load(func(k string) string { return env[k] }, Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DisbursementLockTTL != 10*time.Minute || c.DisbursementSubmitWait != 0 || c.SandboxCompleteAfter != 150*time.Millisecond {
+		t.Errorf("overrides: lock TTL %s, submit wait %s, sandbox completes after %s", c.DisbursementLockTTL, c.DisbursementSubmitWait, c.SandboxCompleteAfter)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"testing"
 	"time"
 
@@ -79,9 +80,7 @@ func TestAdminDisbursementApproveAndCancel(t *testing.T) {
 	if approved["status"] != "VERIFIED" || approved["id"] != waiting.ID.String() || approved["amount"] != "100000" {
 		t.Fatalf("approve printed %v", approved)
 	}
-	if _, ok := approved["requested_at"]; !ok {
-		t.Fatalf("approve must print the record (requested_at, completed_at): %v", approved)
-	}
+	wantRecordKeys(t, "approve", approved)
 	msg := c.fails(1, "disbursement", "approve", "--id", waiting.ID.String())
 	if msg == "" {
 		t.Fatal("approving twice must fail")
@@ -92,11 +91,32 @@ func TestAdminDisbursementApproveAndCancel(t *testing.T) {
 	if cancelled["status"] != "CANCELLED" || cancelled["completed_at"] == nil {
 		t.Fatalf("cancel printed %v", cancelled)
 	}
+	wantRecordKeys(t, "cancel", cancelled)
 	c.fails(1, "disbursement", "cancel", "--id", uuid.NewString())
 	c.fails(2, "disbursement", "cancel", "--id", "not-a-uuid")
 	c.fails(2, "disbursement", "approve")
 	if r := c.run("reconcile"); r.code != 0 {
 		t.Fatalf("reconcile after approve and cancel: exit %d %s", r.code, r.stdout)
+	}
+}
+
+// wantRecordKeys fails unless printed has exactly the fields of the
+// disbursement record GET /api/v3/disbursements/{id} answers (DESIGN.md:
+// the operator commands print "the disbursement record"); reference_id
+// is left out when none was given.
+func wantRecordKeys(t *testing.T, command string, printed map[string]any) {
+	t.Helper()
+	want := []string{"id", "client_id", "wallet_id", "status", "amount", "platform_fee", "net_amount", "currency",
+		"transfer_type", "bank_code", "bank_name", "account_no", "account_holder_name", "memo", "failed_reason",
+		"created_at", "requested_at", "completed_at"}
+	got := make([]string, 0, len(printed))
+	for k := range printed {
+		got = append(got, k)
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("%s printed the fields %v, want %v", command, got, want)
 	}
 }
 
@@ -119,6 +139,7 @@ func TestAdminSandboxComplete(t *testing.T) {
 		if done["status"] != tc.want {
 			t.Fatalf("sandbox complete %s printed %v", tc.status, done)
 		}
+		wantRecordKeys(t, "sandbox complete", done)
 		c.fails(1, "sandbox", "complete", "--id", d.ID.String(), "--status", tc.status)
 	}
 	report := c.ok("reconcile")
