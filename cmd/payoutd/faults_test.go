@@ -200,6 +200,14 @@ func (s *stack) counts() map[models.DisbursementStatus]int {
 	return out
 }
 
+// onTheWire counts the submits claimed whose answer is not recorded:
+// VERIFIED rows with a submit attempt.
+func (s *stack) onTheWire() int64 {
+	var n int64
+	s.db.Model(&models.Disbursement{}).Where("status = ? AND submit_attempts > 0", models.StatusVerified).Count(&n)
+	return n
+}
+
 // waitFor polls until cond holds or the deadline passes.
 func (s *stack) waitFor(what string, deadline time.Duration, cond func() bool) {
 	s.t.Helper()
@@ -259,18 +267,23 @@ func TestWorkerKilledMidBatch(t *testing.T) {
 		}
 	}
 	first := s.startWorker()
-	s.waitFor("a third of the batch submitted", 60*time.Second, func() bool {
+	s.waitFor("a third of the batch submitted and more on the wire", 60*time.Second, func() bool {
 		c := s.counts()
-		return c[models.StatusRequested]+c[models.StatusSuccess] >= n/3
+		return c[models.StatusRequested]+c[models.StatusSuccess] >= n/3 && s.onTheWire() > 0
 	})
 	if err := first.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	first.Wait()
-	mid := s.counts()
-	t.Logf("killed the worker with %v", mid)
+	mid, wire := s.counts(), s.onTheWire()
+	t.Logf("killed the worker with %v, %d submits on the wire", mid, wire)
 	if mid[models.StatusVerified] == 0 {
 		t.Fatalf("the worker finished the batch before it was killed: %v", mid)
+	}
+	// Claimed but unanswered when the process died: the vendor may or may
+	// not have them; the restarted worker must ask before it resubmits.
+	if wire == 0 {
+		t.Fatal("no submit was on the wire when the worker was killed: the test shows nothing about them")
 	}
 	s.startWorker()
 	s.waitFor("every payout final", 120*time.Second, func() bool { return s.counts()[models.StatusSuccess] == n })
