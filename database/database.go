@@ -18,7 +18,9 @@ import (
 	"time"
 
 	"github.com/glebarez/sqlite"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
@@ -69,8 +71,14 @@ func Open(databaseURL string) (*gorm.DB, error) {
 	}
 	switch dialect {
 	case Postgres:
-		db, err := gorm.Open(postgres.Open(databaseURL), cfg)
+		connConfig, err := pgx.ParseConfig(databaseURL)
 		if err != nil {
+			return nil, fmt.Errorf("DATABASE_URL: %w", err)
+		}
+		pool := stdlib.OpenDB(*connConfig, stdlib.OptionAfterConnect(registerTypes))
+		db, err := gorm.Open(postgres.New(postgres.Config{Conn: pool}), cfg)
+		if err != nil {
+			pool.Close()
 			return nil, fmt.Errorf("open postgres: %w", err)
 		}
 		sqlDB, err := db.DB()
