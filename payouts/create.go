@@ -184,6 +184,9 @@ func (s *Service) insert(ctx context.Context, d *models.Disbursement) error {
 	if !models.CanCreateAs(d.Status) {
 		return errors.New("a disbursement cannot be created as " + string(d.Status))
 	}
+	if s.creates != nil {
+		return s.insertGrouped(d)
+	}
 	if database.DialectOfDB(s.db) == database.Postgres {
 		return s.insertOneStatement(ctx, d)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"github.com/payoutd/payoutd/database"
 	"github.com/payoutd/payoutd/metrics"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/vendors"
@@ -41,6 +42,10 @@ type Service struct {
 
 	mu      sync.Mutex
 	batches *batcher // set while RunSubmitBatches runs
+
+	// creates groups the inserts of concurrent creates (PostgreSQL only;
+	// nil otherwise).
+	creates *createGrouper
 }
 
 // Options configure a Service.
@@ -73,8 +78,14 @@ func New(o Options) *Service {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Service{db: o.DB, store: models.NewStore(o.DB), vendors: o.Vendors, queue: o.Queue,
+	s := &Service{db: o.DB, store: models.NewStore(o.DB), vendors: o.Vendors, queue: o.Queue,
 		lockTTL: o.LockTTL, submitLease: o.SubmitLease, now: o.Now, metrics: o.Metrics}
+	if database.DialectOfDB(o.DB) == database.Postgres {
+		if sqlDB, err := o.DB.DB(); err == nil {
+			s.creates = &createGrouper{sqlDB: sqlDB}
+		}
+	}
+	return s
 }
 
 // clock returns the current time as stored: UTC, microseconds.

@@ -1,0 +1,248 @@
+package payouts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"github.com/payoutd/payoutd/ledger"
+	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/vendors"
+	"github.com/payoutd/payoutd/vendors/sandbox"
+)
+
+// addWallet gives the fixture's client another simbank wallet in state,
+// funded with funds.
+func (f *fixture) addWallet(funds models.Amount, state models.WalletState) uuid.UUID {
+	f.t.Helper()
+	now := models.Now()
+	w := &models.Wallet{ID: models.NewID(), ClientID: f.client.ID, Name: "W " + uuid.NewString()[:8], Vendor: "simbank",
+		State: state, CreatedAt: now, UpdatedAt: now}
+	if err := models.NewStore(f.db).CreateWallet(context.Background(), w); err != nil {
+		f.t.Fatal(err)
+	}
+	if funds != 0 {
+		if _, err := ledger.Adjust(context.Background(), f.db, w.ID, funds, "test funding"); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+	return w.ID
+}
+
+// unsaved is a VERIFIED disbursement of the fixture's client, as a create
+// would insert it.
+func (f *fixture) unsaved(wallet uuid.UUID, amount models.Amount, key string) *models.Disbursement {
+	now := models.Now()
+	id := models.NewID()
+	next := now.Add(firstSweepAfter)
+	fee := models.DefaultBIFASTFee
+	return &models.Disbursement{ID: id, ClientID: f.client.ID, WalletID: wallet, IdempotencyKey: key,
+		Status: models.StatusVerified, Amount: amount, PlatformFee: fee, NetAmount: amount - fee, Currency: "IDR",
+		TransferType: models.BIFAST, BankCode: "bca", BankName: "Bank Central Asia", AccountNo: "1234567890",
+		AccountHolderName: "SANDBOX 7890", Vendor: "simbank", VendorReference: models.VendorReferenceFor(id),
+		LockExpiresAt: now.Add(30 * time.Minute), NextCheckAt: &next, CreatedAt: now, UpdatedAt: now}
+}
+
+func requests(ds ...*models.Disbursement) []*insertRequest {
+	out := make([]*insertRequest, len(ds))
+	for i, d := range ds {
+		out[i] = &insertRequest{d: d, done: make(chan error, 1)}
+	}
+	return out
+}
+
+// A group holds at most one create per wallet and per client's key, and
+// at most maxCreateGroup; what is left waits in its order.
+func TestNextCreateGroup(t *testing.T) {
+	t.Parallel()
+	client, other := uuid.New(), uuid.New()
+	w1, w2, w3 := uuid.New(), uuid.New(), uuid.New()
+	d := func(client, wallet uuid.UUID, key string) *models.Disbursement {
+		return &models.Disbursement{ID: uuid.New(), ClientID: client, WalletID: wallet, IdempotencyKey: key}
+	}
+	queue := requests(
+		d(client, w1, "a"),
+		d(client, w1, "b"), // second on w1: next group
+		d(client, w2, "a"), // client's key "a" again (a twin): next group
+		d(other, w2, "a"),  // another client's "a" on w2: fine
+		d(client, w3, "c"),
+		d(client, w2, "d"), // w2 taken by then
+	)
+	group, rest := nextCreateGroup(queue)
+	if len(group) != 3 || group[0] != queue[0] || group[1] != queue[3] || group[2] != queue[4] {
+		t.Fatalf("group %v", group)
+	}
+	if len(rest) != 3 || rest[0] != queue[1] || rest[1] != queue[2] || rest[2] != queue[5] {
+		t.Fatalf("rest %v", rest)
+	}
+
+	var many []*models.Disbursement
+	for i := 0; i < maxCreateGroup+5; i++ {
+		many = append(many, d(client, uuid.New(), fmt.Sprint(i)))
+	}
+	group, rest = nextCreateGroup(requests(many...))
+	if len(group) != maxCreateGroup || len(rest) != 5 {
+		t.Fatalf("group of %d, %d left; want %d and 5", len(group), len(rest), maxCreateGroup)
+	}
+}
+
+// groupingService is a Service on the fixture's database; groups are
+// written on PostgreSQL only.
+func groupingService(t *testing.T, f *fixture) *Service {
+	t.Helper()
+	svc := New(Options{DB: f.db, Vendors: vendors.NewRegistry(sandbox.NewSimBank(sandbox.Options{}))})
+	if svc.creates == nil {
+		t.Skip("creates are grouped on PostgreSQL only (set TEST_DATABASE_URL)")
+	}
+	return svc
+}
+
+// One statement writes a group and answers each create: stored with its
+// lock and audit line, or refused (ErrInsufficientBalance) when its wallet
+// cannot cover it or is not active, leaving nothing of it behind.
+func TestCreateGroupAnswersEachCreate(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, models.Rupiah(100_000))
+	svc := groupingService(t, f)
+	short := f.addWallet(models.Rupiah(50_000), models.WalletActive)
+	inactive := f.addWallet(models.Rupiah(500_000), models.WalletProvisioning)
+	exact := f.addWallet(models.Rupiah(70_000), models.WalletActive)
+
+	paid := f.unsaved(f.wallet.ID, models.Rupiah(100_000), "whole balance")
+	tooMuch := f.unsaved(short, models.Rupiah(50_001), "one rupiah short")
+	notActive := f.unsaved(inactive, models.Rupiah(10_000), "inactive")
+	memo := "invoice 7"
+	withMemo := f.unsaved(exact, models.Rupiah(70_000), "exact")
+	withMemo.Memo = &memo
+	group := requests(paid, tooMuch, notActive, withMemo)
+	svc.writeCreateGroup(group)
+
+	want := []error{nil, models.ErrInsufficientBalance, models.ErrInsufficientBalance, nil}
+	for i, req := range group {
+		if err := <-req.done; !errors.Is(err, want[i]) || (want[i] == nil && err != nil) {
+			t.Errorf("create %q answered %v, want %v", req.d.IdempotencyKey, err, want[i])
+		}
+	}
+	for _, tc := range []struct {
+		d      *models.Disbursement
+		stored int64
+		locked models.Amount
+	}{{paid, 1, models.Rupiah(100_000)}, {tooMuch, 0, 0}, {notActive, 0, 0}, {withMemo, 1, models.Rupiah(70_000)}} {
+		if n := f.count("disbursements", "id = ?", tc.d.ID); n != tc.stored {
+			t.Errorf("%q: %d rows stored, want %d", tc.d.IdempotencyKey, n, tc.stored)
+		}
+		if n := f.count("disbursement_transitions", "disbursement_id = ? AND from_status = '' AND to_status = ?", tc.d.ID, models.StatusVerified); n != tc.stored {
+			t.Errorf("%q: %d audit lines, want %d", tc.d.IdempotencyKey, n, tc.stored)
+		}
+		var w models.Wallet
+		if err := f.db.Where("id = ?", tc.d.WalletID).Take(&w).Error; err != nil {
+			t.Fatal(err)
+		}
+		if w.Locked != tc.locked {
+			t.Errorf("%q: wallet locks %s, want %s", tc.d.IdempotencyKey, w.Locked, tc.locked)
+		}
+	}
+	stored, err := svc.Get(context.Background(), withMemo.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stored.Memo == nil || *stored.Memo != memo || stored.ReferenceID != nil || stored.NetAmount != withMemo.NetAmount ||
+		!stored.CreatedAt.Equal(withMemo.CreatedAt) || stored.NextCheckAt == nil || !stored.NextCheckAt.Equal(*withMemo.NextCheckAt) {
+		t.Errorf("stored %+v", stored)
+	}
+	f.reconciled()
+}
+
+// A group whose statement fails (here a twin of one create, committed
+// elsewhere, trips the unique key) writes nothing; each create is then
+// written on its own, so only the twin is refused, as a duplicate key.
+func TestCreateGroupFallsBackOneByOne(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, models.Rupiah(1_000_000))
+	svc := groupingService(t, f)
+	other := f.addWallet(models.Rupiah(1_000_000), models.WalletActive)
+	twin := f.unsaved(f.wallet.ID, models.Rupiah(100_000), "taken")
+	if err := svc.insertOneStatement(context.Background(), twin); err != nil {
+		t.Fatal(err)
+	}
+	again := f.unsaved(f.wallet.ID, models.Rupiah(100_000), "taken")
+	fresh := f.unsaved(other, models.Rupiah(200_000), "fresh")
+	group := requests(again, fresh)
+	svc.writeCreateGroup(group)
+	if err := <-group[0].done; !errors.Is(err, gorm.ErrDuplicatedKey) {
+		t.Errorf("the twin answered %v, want a duplicate key", err)
+	}
+	if err := <-group[1].done; err != nil {
+		t.Errorf("the other create answered %v", err)
+	}
+	if w := f.walletNow(); w.Locked != models.Rupiah(100_000) {
+		t.Errorf("the twin's wallet locks %s, want only the first create's 100000", w.Locked)
+	}
+	if n := f.count("disbursements", "id IN ?", []uuid.UUID{again.ID, fresh.ID}); n != 1 {
+		t.Errorf("%d of the group stored, want the fresh one", n)
+	}
+	f.reconciled()
+}
+
+// Concurrent creates on many wallets, each funded for exactly three: every
+// wallet takes exactly three, whichever group each create lands in, and
+// the rest are refused; no lock goes beyond a balance. (On SQLite the
+// creates are not grouped; the outcome must be the same.)
+func TestConcurrentCreatesAcrossWallets(t *testing.T) {
+	t.Parallel()
+	const wallets, perWallet, fits = 8, 6, 3
+	amount := models.Rupiah(100_000)
+	f := newFixture(t, 0)
+	svc := New(Options{DB: f.db, Vendors: vendors.NewRegistry(sandbox.NewSimBank(sandbox.Options{}))})
+	ids := make([]uuid.UUID, wallets)
+	for i := range ids {
+		ids[i] = f.addWallet(fits*amount, models.WalletActive)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	accepted := map[uuid.UUID]int{}
+	refused := 0
+	for i := 0; i < wallets*perWallet; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			wallet := ids[i%wallets]
+			created, err := svc.Create(context.Background(), f.client, CreateRequest{
+				Params:         Params{WalletID: wallet, Amount: amount, BankCode: "bca", AccountNo: "1234567890", TransferType: models.BIFAST},
+				IdempotencyKey: fmt.Sprintf("key-%d", i)})
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil && !created.Replayed:
+				accepted[wallet]++
+			case errors.Is(err, models.ErrInsufficientBalance):
+				refused++
+			default:
+				t.Errorf("create %d: %+v, %v", i, created, err)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, id := range ids {
+		if accepted[id] != fits {
+			t.Errorf("wallet %s took %d creates, want %d", id, accepted[id], fits)
+		}
+		var w models.Wallet
+		if err := f.db.Where("id = ?", id).Take(&w).Error; err != nil {
+			t.Fatal(err)
+		}
+		if w.Locked != fits*amount || w.Available() != 0 {
+			t.Errorf("wallet %s: balance %s locked %s", id, w.Balance, w.Locked)
+		}
+	}
+	if refused != wallets*(perWallet-fits) {
+		t.Errorf("%d refused, want %d", refused, wallets*(perWallet-fits))
+	}
+	f.reconciled()
+}
