@@ -16,10 +16,12 @@ import (
 // Grouped create inserts (PostgreSQL). Creates that reach their insert at
 // the same moment are written by one statement: one round trip and one
 // commit for the group instead of one each, which is most of what a create
-// costs PostgreSQL. It is group commit without a background loop: the
-// first create to queue when none is being written starts a leader, which
-// writes whatever has queued, in groups, until nothing is left, and then
-// stops. An idle API therefore writes a lone create at once.
+// costs PostgreSQL. It is group commit without a background loop: a create
+// that queues while fewer than maxCreateLeaders leaders run starts one; a
+// leader writes whatever has queued, group by group, until nothing is
+// left, and then stops. An idle API therefore writes a lone create at
+// once. Two groups in flight never deadlock: each locks its wallets in id
+// order.
 //
 // A group never holds two creates for one wallet, nor two with one
 // client's Idempotency-Key: each wallet's guard then sees one amount, and
@@ -30,6 +32,11 @@ import (
 
 // maxCreateGroup bounds the creates written by one statement.
 const maxCreateGroup = 64
+
+// maxCreateLeaders is how many groups may be written at once: while one
+// group waits for PostgreSQL the next is already on its way, so neither
+// the API nor the database idles between groups.
+const maxCreateLeaders = 2
 
 // createGroupTimeout bounds the writing of a group: it runs on behalf of
 // several requests, so it does not end with any one of them.
@@ -47,7 +54,7 @@ type createGrouper struct {
 
 	mu      sync.Mutex
 	queue   []*insertRequest
-	leading bool
+	leaders int // running
 }
 
 // insertGrouped writes d, its lock and its audit line as part of a group,
@@ -58,8 +65,8 @@ func (s *Service) insertGrouped(d *models.Disbursement) error {
 	req := &insertRequest{d: d, done: make(chan error, 1)}
 	g.mu.Lock()
 	g.queue = append(g.queue, req)
-	if !g.leading {
-		g.leading = true
+	if g.leaders < maxCreateLeaders {
+		g.leaders++
 		go s.leadCreateGroups()
 	}
 	g.mu.Unlock()
@@ -75,7 +82,7 @@ func (s *Service) leadCreateGroups() {
 	for {
 		g.mu.Lock()
 		if len(g.queue) == 0 {
-			g.leading = false
+			g.leaders--
 			g.mu.Unlock()
 			return
 		}
