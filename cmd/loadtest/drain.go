@@ -99,6 +99,7 @@ func measureDrain(ctx context.Context, s *runSetup, bin *payoutdBinary, cfg serv
 	d := &drainResult{Queued: before.open, QueuedTasks: pendingSubmitTasks(ctx, s.o.redisURL)}
 	progress(stderr, "starting `payoutd worker` on %d queued payouts (%d tasks in Redis); measuring up to %s from the first SUCCESS",
 		d.Queued, d.QueuedTasks, s.o.drainDuration)
+	checkpoint(ctx, s.db, stderr)
 	w, err := startWorker(bin, cfg, stderr)
 	if err != nil {
 		return nil, err

@@ -203,6 +203,7 @@ func executeSingle(ctx context.Context, s *runSetup, info scenarioInfo, stdout, 
 	}
 
 	progress(stderr, "running %s: %d workers, warm-up %s, then measuring %s", o.scenario, concurrency, o.warmup, o.duration)
+	checkpoint(ctx, s.db, stderr)
 	m, err := runLoad(ctx, plan)
 	if err != nil {
 		return nil, err

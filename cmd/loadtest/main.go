@@ -58,7 +58,9 @@
 // create-hot and the drain, and prints one table with each figure as a
 // ratio of its ceiling (spread for create-many, hot row for create-hot and
 // the drain), so that the figures mean the same on any machine. Without
-// pgbench it says how to install it and goes on without ratios.
+// pgbench it says how to install it and goes on without ratios. Every
+// measured phase, pgbench's included, starts right after a CHECKPOINT, so
+// that none pays for the dirty pages or the checkpoint of the one before.
 //
 // Self-contained mode (the default) needs PostgreSQL and Redis on this
 // machine. The tool drops and recreates the database named in

@@ -107,6 +107,7 @@ func measureCeilings(ctx context.Context, o options, db *gorm.DB, stderr io.Writ
 		dst  **ceiling
 	}{{"spread", o.pgbenchRows, &c.Spread}, {"hot row", 1, &c.Hot}} {
 		progress(stderr, "pgbench ceiling, %s: %d clients on %d row(s) for %s", run.name, o.pgbenchClients, run.rows, o.pgbenchDuration)
+		checkpoint(ctx, db, stderr)
 		got, err := runPgbench(ctx, path, script, o, run.rows)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -309,4 +310,15 @@ func formatRatio(figure, ceiling float64) string {
 		return "n/a"
 	}
 	return strconv.FormatFloat(r, 'f', 2, 64)
+}
+
+// checkpoint makes PostgreSQL write out every dirty page before a phase,
+// so that no phase pays for the last one's writes or for a checkpoint the
+// last one's WAL set off, and each pays for its own first writes after a
+// checkpoint (full-page images), as the pgbench ceilings do. A server
+// that refuses (no superuser) is measured without it, with a warning.
+func checkpoint(ctx context.Context, db *gorm.DB, stderr io.Writer) {
+	if err := db.WithContext(ctx).Exec(`CHECKPOINT`).Error; err != nil {
+		progress(stderr, "warning: CHECKPOINT before the phase failed (%v); measuring without it", err)
+	}
 }

@@ -136,6 +136,7 @@ func runCreatePhases(ctx context.Context, s *runSetup, bin *payoutdBinary, cfg s
 		concurrency := s.o.concurrencyFor(p.info)
 		window := &cpuWindow{serverPID: srv.pid()}
 		progress(stderr, "running %s: %d workers, warm-up %s, then measuring %s", p.info.name, concurrency, s.o.warmup, s.o.duration)
+		checkpoint(ctx, s.db, stderr)
 		m, err := runLoad(ctx, loadPlan{
 			scenario: sc, base: srv.base, send: send, concurrency: concurrency,
 			warmup: s.o.warmup, duration: s.o.duration, window: window, died: srv.exited, expectRate: p.info.goalRate,
