@@ -41,4 +41,9 @@
 // same moment are read, claimed, sent to the vendor and moved together
 // (batch.go): the same guards as one submit, a few statements per batch.
 // Every task still gets its own answer.
+//
+// On PostgreSQL, creates that reach their insert at the same moment are
+// written by one statement (createbatch.go): the same conditional lock per
+// wallet, at most one create per wallet and per key in a statement, and
+// each create still gets its own answer.
 package payouts
