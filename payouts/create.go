@@ -179,15 +179,16 @@ func (s *Service) newDisbursement(client *models.Client, req CreateRequest, q *Q
 
 // insert writes the row, its lock and its first audit line atomically.
 // The lock is a conditional update (available must cover the gross), never
-// read-then-write, so concurrent creates cannot oversell. On PostgreSQL the
-// write is one statement, shared with the creates that arrive with it
-// (createbatch.go); on SQLite, which has one writer, it is a transaction.
+// read-then-write, so concurrent creates cannot oversell.
 func (s *Service) insert(ctx context.Context, d *models.Disbursement) error {
 	if !models.CanCreateAs(d.Status) {
 		return errors.New("a disbursement cannot be created as " + string(d.Status))
 	}
 	if s.creates != nil {
 		return s.insertGrouped(d)
+	}
+	if database.DialectOfDB(s.db) == database.Postgres {
+		return s.insertOneStatement(ctx, d)
 	}
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Create(d).Error; err != nil {
@@ -204,6 +205,45 @@ func (s *Service) insert(ctx context.Context, d *models.Disbursement) error {
 		}
 		return audit(tx, []uuid.UUID{d.ID}, "", []Move{{To: d.Status, Reason: "created"}}, d.CreatedAt)
 	})
+}
+
+// insertOneStatement is insert on PostgreSQL as a single statement (its
+// own transaction): the lock, the row and the audit line in one round
+// trip, and the hot wallet's row lock held only while it runs. Nothing is
+// inserted when the lock is refused; a twin with the same key fails on
+// the unique index and the whole statement, lock included, rolls back.
+func (s *Service) insertOneStatement(ctx context.Context, d *models.Disbursement) error {
+	res := s.db.WithContext(ctx).Exec(`WITH locked AS (
+	        UPDATE wallets SET locked = locked + @amount, updated_at = @now
+	        WHERE id = @wallet AND state = @active AND balance - locked >= @amount
+	        RETURNING id
+	    ), created AS (
+	        INSERT INTO disbursements (id, client_id, wallet_id, idempotency_key, status, amount, platform_fee, net_amount,
+	            currency, transfer_type, bank_code, bank_name, account_no, account_holder_name, memo, reference_id,
+	            vendor, vendor_reference, lock_expires_at, submit_attempts, checks, next_check_at, created_at, updated_at)
+	        SELECT @id, @client, locked.id, @key, @status, @amount, @fee, @net, @currency, @transfer_type, @bank_code,
+	            @bank_name, @account_no, @holder, @memo, @reference_id, @vendor, @vendor_reference, @lock_expires_at,
+	            0, 0, @next_check_at, @now, @now
+	        FROM locked
+	        RETURNING id
+	    )
+	    INSERT INTO disbursement_transitions (disbursement_id, from_status, to_status, reason, created_at)
+	    SELECT id, '', @status, 'created', @now FROM created`,
+		map[string]any{
+			"id": d.ID, "client": d.ClientID, "wallet": d.WalletID, "key": d.IdempotencyKey, "status": string(d.Status),
+			"amount": int64(d.Amount), "fee": int64(d.PlatformFee), "net": int64(d.NetAmount), "currency": d.Currency,
+			"transfer_type": string(d.TransferType), "bank_code": d.BankCode, "bank_name": d.BankName,
+			"account_no": d.AccountNo, "holder": d.AccountHolderName, "memo": d.Memo, "reference_id": d.ReferenceID,
+			"vendor": d.Vendor, "vendor_reference": d.VendorReference, "lock_expires_at": d.LockExpiresAt,
+			"next_check_at": d.NextCheckAt, "now": d.CreatedAt, "active": string(models.WalletActive),
+		})
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected != 1 {
+		return models.ErrInsufficientBalance
+	}
+	return nil
 }
 
 // enqueueSubmit hands a VERIFIED disbursement to the worker. A failure is

@@ -2,13 +2,13 @@ package payouts
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
-	"gorm.io/gorm"
 
 	"github.com/payoutd/payoutd/models"
 )
@@ -50,6 +50,8 @@ type insertRequest struct {
 
 // createGrouper queues creates for their leader.
 type createGrouper struct {
+	sqlDB *sql.DB
+
 	mu      sync.Mutex
 	queue   []*insertRequest
 	leaders int // running
@@ -57,7 +59,7 @@ type createGrouper struct {
 
 // insertGrouped writes d, its lock and its audit line as part of a group,
 // and returns once they are committed (nil) or refused: the result of
-// insertOne for d.
+// insertOneStatement for d.
 func (s *Service) insertGrouped(d *models.Disbursement) error {
 	g := s.creates
 	req := &insertRequest{d: d, done: make(chan error, 1)}
@@ -128,20 +130,16 @@ func (s *Service) writeCreateGroup(group []*insertRequest) {
 		}
 	}()
 	if len(group) == 1 {
-		group[0].done <- s.insertOne(ctx, group[0].d)
+		group[0].done <- s.insertOneStatement(ctx, group[0].d)
 		answered = 1
 		return
 	}
-	ds := make([]*models.Disbursement, len(group))
-	for i, req := range group {
-		ds[i] = req.d
-	}
-	created, err := s.insertMany(ctx, ds)
+	created, err := s.insertMany(ctx, group)
 	if err != nil {
 		slog.DebugContext(ctx, "create group not written; writing its creates one by one",
 			slog.Int("creates", len(group)), slog.Any("error", err))
 		for _, req := range group {
-			req.done <- s.insertOne(ctx, req.d)
+			req.done <- s.insertOneStatement(ctx, req.d)
 			answered++
 		}
 		return
@@ -156,32 +154,12 @@ func (s *Service) writeCreateGroup(group []*insertRequest) {
 	}
 }
 
-// insertOne writes one create on PostgreSQL: insertMany of one, whose
-// refusal is ErrInsufficientBalance and a twin's key gorm.ErrDuplicatedKey.
-func (s *Service) insertOne(ctx context.Context, d *models.Disbursement) error {
-	created, err := s.insertMany(ctx, []*models.Disbursement{d})
-	if err != nil {
-		return err
-	}
-	if !created[d.ID] {
-		return models.ErrInsufficientBalance
-	}
-	return nil
-}
-
-// insertMany writes creates on distinct wallets in one statement, which
-// is its own transaction: each wallet's lock is a conditional update
-// (available must cover the gross, the wallet active), taken in wallet id
-// order as the ledger takes them, so the two cannot deadlock; a create
-// whose lock is refused inserts nothing, and the others go on. Each
-// inserted row gets its first audit line in the same statement. It
-// returns the ids inserted; an error (a key taken meanwhile is
-// gorm.ErrDuplicatedKey) means nothing was written.
-func (s *Service) insertMany(ctx context.Context, group []*models.Disbursement) (map[uuid.UUID]bool, error) {
-	sqlDB, err := s.db.DB()
-	if err != nil {
-		return nil, err
-	}
+// insertMany is insertOneStatement for a group of creates on distinct
+// wallets: each wallet's lock is the same conditional update, taken in
+// wallet id order (as the ledger takes them, so the two cannot deadlock),
+// and a create whose wallet is not active or cannot cover its gross
+// inserts nothing. It returns the ids inserted.
+func (s *Service) insertMany(ctx context.Context, group []*insertRequest) (map[uuid.UUID]bool, error) {
 	n := len(group)
 	var (
 		ids, clients, wallets                                  = make([][16]byte, n), make([][16]byte, n), make([][16]byte, n)
@@ -191,7 +169,8 @@ func (s *Service) insertMany(ctx context.Context, group []*models.Disbursement) 
 		amounts, fees, nets                                    = make([]int64, n), make([]int64, n), make([]int64, n)
 		lockExpiries, nextChecks, createdAt                    = make([]time.Time, n), make([]*time.Time, n), make([]time.Time, n)
 	)
-	for i, d := range group {
+	for i, r := range group {
+		d := r.d
 		ids[i], clients[i], wallets[i] = d.ID, d.ClientID, d.WalletID
 		keys[i], statuses[i], transferTypes[i] = d.IdempotencyKey, string(d.Status), string(d.TransferType)
 		bankCodes[i], bankNames[i], accounts[i], holders[i] = d.BankCode, d.BankName, d.AccountNo, d.AccountHolderName
@@ -200,7 +179,7 @@ func (s *Service) insertMany(ctx context.Context, group []*models.Disbursement) 
 		amounts[i], fees[i], nets[i] = int64(d.Amount), int64(d.PlatformFee), int64(d.NetAmount)
 		lockExpiries[i], nextChecks[i], createdAt[i] = d.LockExpiresAt, d.NextCheckAt, d.CreatedAt
 	}
-	rows, err := sqlDB.QueryContext(ctx, `WITH input AS (
+	rows, err := s.creates.sqlDB.QueryContext(ctx, `WITH input AS (
 	        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::bigint[], $7::bigint[],
 	            $8::bigint[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[],
 	            $16::text[], $17::text[], $18::text[], $19::timestamptz[], $20::timestamptz[], $21::timestamptz[])
@@ -233,7 +212,7 @@ func (s *Service) insertMany(ctx context.Context, group []*models.Disbursement) 
 		accounts, holders, memos, references, vendorNames, vendorRefs, lockExpiries, nextChecks, createdAt,
 		string(models.WalletActive))
 	if err != nil {
-		return nil, s.translate(err)
+		return nil, err
 	}
 	defer rows.Close()
 	created := make(map[uuid.UUID]bool, n)
@@ -244,14 +223,5 @@ func (s *Service) insertMany(ctx context.Context, group []*models.Disbursement) 
 		}
 		created[id] = true
 	}
-	return created, s.translate(rows.Err())
-}
-
-// translate turns a driver's error into gorm's (a unique violation into
-// gorm.ErrDuplicatedKey), as gorm does for the statements it runs.
-func (s *Service) translate(err error) error {
-	if t, ok := s.db.Dialector.(gorm.ErrorTranslator); ok && err != nil {
-		return t.Translate(err)
-	}
-	return err
+	return created, rows.Err()
 }

@@ -168,7 +168,7 @@ func TestCreateGroupFallsBackOneByOne(t *testing.T) {
 	svc := groupingService(t, f)
 	other := f.addWallet(models.Rupiah(1_000_000), models.WalletActive)
 	twin := f.unsaved(f.wallet.ID, models.Rupiah(100_000), "taken")
-	if err := svc.insertOne(context.Background(), twin); err != nil {
+	if err := svc.insertOneStatement(context.Background(), twin); err != nil {
 		t.Fatal(err)
 	}
 	again := f.unsaved(f.wallet.ID, models.Rupiah(100_000), "taken")

@@ -81,7 +81,9 @@ func New(o Options) *Service {
 	s := &Service{db: o.DB, store: models.NewStore(o.DB), vendors: o.Vendors, queue: o.Queue,
 		lockTTL: o.LockTTL, submitLease: o.SubmitLease, now: o.Now, metrics: o.Metrics}
 	if database.DialectOfDB(o.DB) == database.Postgres {
-		s.creates = &createGrouper{}
+		if sqlDB, err := o.DB.DB(); err == nil {
+			s.creates = &createGrouper{sqlDB: sqlDB}
+		}
 	}
 	return s
 }
