@@ -6,47 +6,23 @@ import (
 	"fmt"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"github.com/payoutd/payoutd/ledger"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/vendors"
 	"github.com/payoutd/payoutd/vendors/sandbox"
 )
 
-// addWallet gives the fixture's client another simbank wallet in state,
-// funded with funds.
-func (f *fixture) addWallet(funds models.Amount, state models.WalletState) uuid.UUID {
-	f.t.Helper()
-	now := models.Now()
-	w := &models.Wallet{ID: models.NewID(), ClientID: f.client.ID, Name: "W " + uuid.NewString()[:8], Vendor: "simbank",
-		State: state, CreatedAt: now, UpdatedAt: now}
-	if err := models.NewStore(f.db).CreateWallet(context.Background(), w); err != nil {
-		f.t.Fatal(err)
-	}
-	if funds != 0 {
-		if _, err := ledger.Adjust(context.Background(), f.db, w.ID, funds, "test funding"); err != nil {
-			f.t.Fatal(err)
-		}
-	}
-	return w.ID
-}
-
-// unsaved is a VERIFIED disbursement of the fixture's client, as a create
-// would insert it.
+// unsaved is a VERIFIED disbursement of the fixture's client with its
+// key, as a create would insert it.
 func (f *fixture) unsaved(wallet uuid.UUID, amount models.Amount, key string) *models.Disbursement {
-	now := models.Now()
-	id := models.NewID()
-	next := now.Add(firstSweepAfter)
-	fee := models.DefaultBIFASTFee
-	return &models.Disbursement{ID: id, ClientID: f.client.ID, WalletID: wallet, IdempotencyKey: key,
-		Status: models.StatusVerified, Amount: amount, PlatformFee: fee, NetAmount: amount - fee, Currency: "IDR",
-		TransferType: models.BIFAST, BankCode: "bca", BankName: "Bank Central Asia", AccountNo: "1234567890",
-		AccountHolderName: "SANDBOX 7890", Vendor: "simbank", VendorReference: models.VendorReferenceFor(id),
-		LockExpiresAt: now.Add(30 * time.Minute), NextCheckAt: &next, CreatedAt: now, UpdatedAt: now}
+	d := f.newDisbursement(wallet, models.StatusVerified, amount)
+	d.IdempotencyKey = key
+	next := d.CreatedAt.Add(firstSweepAfter)
+	d.NextCheckAt = &next
+	return d
 }
 
 func requests(ds ...*models.Disbursement) []*insertRequest {
@@ -140,11 +116,7 @@ func TestCreateGroupAnswersEachCreate(t *testing.T) {
 		if n := f.count("disbursement_transitions", "disbursement_id = ? AND from_status = '' AND to_status = ?", tc.d.ID, models.StatusVerified); n != tc.stored {
 			t.Errorf("%q: %d audit lines, want %d", tc.d.IdempotencyKey, n, tc.stored)
 		}
-		var w models.Wallet
-		if err := f.db.Where("id = ?", tc.d.WalletID).Take(&w).Error; err != nil {
-			t.Fatal(err)
-		}
-		if w.Locked != tc.locked {
+		if w := f.walletByID(tc.d.WalletID); w.Locked != tc.locked {
 			t.Errorf("%q: wallet locks %s, want %s", tc.d.IdempotencyKey, w.Locked, tc.locked)
 		}
 	}
@@ -233,11 +205,7 @@ func TestConcurrentCreatesAcrossWallets(t *testing.T) {
 		if accepted[id] != fits {
 			t.Errorf("wallet %s took %d creates, want %d", id, accepted[id], fits)
 		}
-		var w models.Wallet
-		if err := f.db.Where("id = ?", id).Take(&w).Error; err != nil {
-			t.Fatal(err)
-		}
-		if w.Locked != fits*amount || w.Available() != 0 {
+		if w := f.walletByID(id); w.Locked != fits*amount || w.Available() != 0 {
 			t.Errorf("wallet %s: balance %s locked %s", id, w.Balance, w.Locked)
 		}
 	}

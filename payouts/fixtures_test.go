@@ -34,30 +34,48 @@ func newFixture(t *testing.T, funds models.Amount) *fixture {
 	if err := store.CreateClient(context.Background(), c, cred); err != nil {
 		t.Fatal(err)
 	}
-	w := &models.Wallet{ID: models.NewID(), ClientID: c.ID, Name: "Main", Vendor: "simbank", State: models.WalletActive, CreatedAt: now, UpdatedAt: now}
-	if err := store.CreateWallet(context.Background(), w); err != nil {
-		t.Fatal(err)
+	f := &fixture{t: t, db: db, client: c}
+	w := f.walletByID(f.addWallet(funds, models.WalletActive))
+	f.wallet = &w
+	return f
+}
+
+// addWallet gives the fixture's client another simbank wallet in state,
+// funded with funds.
+func (f *fixture) addWallet(funds models.Amount, state models.WalletState) uuid.UUID {
+	f.t.Helper()
+	now := models.Now()
+	w := &models.Wallet{ID: models.NewID(), ClientID: f.client.ID, Name: "W " + uuid.NewString()[:8], Vendor: "simbank",
+		State: state, CreatedAt: now, UpdatedAt: now}
+	if err := models.NewStore(f.db).CreateWallet(context.Background(), w); err != nil {
+		f.t.Fatal(err)
 	}
 	if funds != 0 {
-		if _, err := ledger.Adjust(context.Background(), db, w.ID, funds, "test funding"); err != nil {
-			t.Fatal(err)
+		if _, err := ledger.Adjust(context.Background(), f.db, w.ID, funds, "test funding"); err != nil {
+			f.t.Fatal(err)
 		}
 	}
-	return &fixture{t: t, db: db, client: c, wallet: w}
+	return w.ID
+}
+
+// newDisbursement is a disbursement of the fixture's client on wallet, in
+// status, as a create would build it; it is not stored.
+func (f *fixture) newDisbursement(wallet uuid.UUID, status models.DisbursementStatus, amount models.Amount) *models.Disbursement {
+	now := models.Now()
+	id := models.NewID()
+	fee := models.DefaultBIFASTFee
+	return &models.Disbursement{ID: id, ClientID: f.client.ID, WalletID: wallet, IdempotencyKey: id.String(),
+		Status: status, Amount: amount, PlatformFee: fee, NetAmount: amount - fee, Currency: "IDR",
+		TransferType: models.BIFAST, BankCode: "bca", BankName: "Bank Central Asia", AccountNo: "1234567890",
+		AccountHolderName: "SANDBOX 7890", Vendor: "simbank", VendorReference: models.VendorReferenceFor(id),
+		LockExpiresAt: now.Add(time.Hour), CreatedAt: now, UpdatedAt: now}
 }
 
 // stored inserts a disbursement of gross amount in status, with its lock
 // when the status holds one, as the create would have left it.
 func (f *fixture) stored(status models.DisbursementStatus, amount models.Amount) *models.Disbursement {
 	f.t.Helper()
-	now := models.Now()
-	id := models.NewID()
-	fee := models.DefaultBIFASTFee
-	d := &models.Disbursement{ID: id, ClientID: f.client.ID, WalletID: f.wallet.ID, IdempotencyKey: id.String(),
-		Status: status, Amount: amount, PlatformFee: fee, NetAmount: amount - fee, Currency: "IDR",
-		TransferType: models.BIFAST, BankCode: "bca", BankName: "Bank Central Asia", AccountNo: "1234567890",
-		AccountHolderName: "SANDBOX 7890", Vendor: "simbank", VendorReference: models.VendorReferenceFor(id),
-		LockExpiresAt: now.Add(time.Hour), CreatedAt: now, UpdatedAt: now}
+	d := f.newDisbursement(f.wallet.ID, status, amount)
 	err := f.db.Transaction(func(tx *gorm.DB) error {
 		if err := tx.Create(d).Error; err != nil {
 			return err
@@ -73,11 +91,13 @@ func (f *fixture) stored(status models.DisbursementStatus, amount models.Amount)
 	return d
 }
 
-// walletNow re-reads the wallet.
-func (f *fixture) walletNow() models.Wallet {
+// walletNow re-reads the fixture's wallet.
+func (f *fixture) walletNow() models.Wallet { return f.walletByID(f.wallet.ID) }
+
+func (f *fixture) walletByID(id uuid.UUID) models.Wallet {
 	f.t.Helper()
 	var w models.Wallet
-	if err := f.db.Where("id = ?", f.wallet.ID).Take(&w).Error; err != nil {
+	if err := f.db.Where("id = ?", id).Take(&w).Error; err != nil {
 		f.t.Fatal(err)
 	}
 	return w
