@@ -134,4 +134,15 @@ func TestProfilerNeedsOperatorCredentials(t *testing.T) {
 		t.Errorf("goroutine profile reads %.200s", resp.body)
 	}
 	b.do(request{path: "/debug/pprof/nosuch", headers: operator}).expect(t, http.StatusNotFound, "not found")
+	// Durations the server cannot serve within its WriteTimeout, and a
+	// second profile while one runs, are JSON errors, not pprof's text.
+	for _, seconds := range []string{"0", "51", "abc", "-1"} {
+		b.do(request{path: "/debug/pprof/profile?seconds=" + seconds, headers: operator}).
+			expect(t, http.StatusBadRequest, "seconds must be an integer from 1 to 50")
+	}
+	b.server.profiling.Lock()
+	b.do(request{path: "/debug/pprof/trace?seconds=1", headers: operator}).
+		expect(t, http.StatusConflict, "another CPU profile or trace is being taken; retry when it ends")
+	b.server.profiling.Unlock()
+	b.do(request{path: "/debug/pprof/trace?seconds=1", headers: operator}).expect(t, http.StatusOK, "")
 }

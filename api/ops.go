@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	runtimepprof "runtime/pprof"
+	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -68,10 +69,10 @@ func (s *Server) mountProfiler() {
 	debug := s.engine.Group(profilerPath, s.requireAdmin)
 	debug.GET("/", gin.WrapF(pprof.Index))
 	debug.GET("/cmdline", gin.WrapF(pprof.Cmdline))
-	debug.GET("/profile", gin.WrapF(pprof.Profile))
+	debug.GET("/profile", s.timedProfile(pprof.Profile))
 	debug.GET("/symbol", gin.WrapF(pprof.Symbol))
 	debug.POST("/symbol", gin.WrapF(pprof.Symbol))
-	debug.GET("/trace", gin.WrapF(pprof.Trace))
+	debug.GET("/trace", s.timedProfile(pprof.Trace))
 	debug.GET("/:name", func(c *gin.Context) {
 		name := c.Param("name")
 		if runtimepprof.Lookup(name) == nil {
@@ -80,6 +81,32 @@ func (s *Server) mountProfiler() {
 		}
 		pprof.Handler(name).ServeHTTP(c.Writer, c.Request)
 	})
+}
+
+// maxProfileSeconds keeps a CPU profile or trace within the server's
+// 60 s WriteTimeout, past which pprof answers in plain text.
+const maxProfileSeconds = 50
+
+// timedProfile serves a CPU profile or an execution trace, one at a time
+// (the runtime takes one of each at once; pprof would answer a second with
+// a plain-text 500), for an optional seconds from 1 to maxProfileSeconds.
+func (s *Server) timedProfile(h http.HandlerFunc) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if raw, ok := c.GetQuery("seconds"); ok {
+			if n, err := strconv.Atoi(raw); err != nil || n < 1 || n > maxProfileSeconds {
+				fail(c, models.Invalid(fmt.Sprintf("seconds must be an integer from 1 to %d", maxProfileSeconds)))
+				return
+			}
+		}
+		if !s.profiling.TryLock() {
+			// An operators' answer, like requireAdmin's: not in the
+			// merchant API's error table.
+			c.AbortWithStatusJSON(http.StatusConflict, errorResponse{Error: "another CPU profile or trace is being taken; retry when it ends"})
+			return
+		}
+		defer s.profiling.Unlock()
+		h(c.Writer, c.Request)
+	}
 }
 
 // requireAdmin checks HTTP basic credentials in constant time.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -65,6 +66,8 @@ type Server struct {
 	principalsListening chan struct{}
 	engine              *gin.Engine
 	closers             []func() error
+	// profiling is held while a CPU profile or trace is taken.
+	profiling sync.Mutex
 }
 
 // New builds the API with its routes.
