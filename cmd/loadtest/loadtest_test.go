@@ -97,6 +97,7 @@ func TestFlags(t *testing.T) {
 		{"-scenario", "drain", "-inprocess-profile", "cpu.pprof"},
 		{"-scenario", "disbursements", "-server-profile", "api.pprof"},
 		{"-server-profile", "api.pprof", "-inprocess-profile", "cpu.pprof"},
+		{"-server-profile", "api.pprof", "-duration", "51s"},
 		{"-server-profile", "api.pprof", "-target", "http://127.0.0.1:8080", "-secrets-key", strings.Repeat("ab", 32)},
 		{"-amount", "-5"},
 		{"-sandbox-complete-after", "0s"},

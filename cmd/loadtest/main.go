@@ -292,6 +292,9 @@ func (o options) check() error {
 	if o.serverProfile != "" && o.inprocessProfile != "" {
 		errs = append(errs, errors.New("-server-profile and -inprocess-profile exclude each other"))
 	}
+	if o.serverProfile != "" && o.duration > 50*time.Second {
+		errs = append(errs, errors.New("-server-profile takes at most 50 s of profile: -duration 50s or less"))
+	}
 	if !slices.Contains(paymentAuths, o.paymentAuth) {
 		errs = append(errs, fmt.Errorf("-payment-auth %q: want %s", o.paymentAuth, strings.Join(paymentAuths, " or ")))
 	}
