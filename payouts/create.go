@@ -40,10 +40,12 @@ const firstSweepAfter = 15 * time.Second
 // Create stores a disbursement and locks its gross amount, or answers a
 // replay of the client's earlier create with the same Idempotency-Key.
 //
-// A replay is looked up first, so replays answer even while withdrawals are
+// The key is looked up first, with the wallet in the same query (lookup),
+// so replays answer before any other check and even while withdrawals are
 // suspended (idempotency rule 6); a key reused with other parameters is
 // ErrIdempotencyMismatch. A fresh create runs the checks of Quote, then one
-// transaction inserts the row (whose unique (client, key) index is the
+// transaction (on PostgreSQL possibly shared with concurrent creates)
+// inserts the row (whose unique (client, key) index is the
 // idempotency record) and locks the gross with a conditional update that
 // cannot oversell; ErrInsufficientBalance when available does not cover
 // it, unless a twin with the same key is what took the funds: that answers
