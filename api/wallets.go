@@ -85,7 +85,7 @@ func (s *Server) handleWalletBanks(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	banks, err := vendor.Banks(c.Request.Context())
+	banks, err := s.payouts.Banks(c.Request.Context(), vendor)
 	if err != nil {
 		fail(c, err)
 		return

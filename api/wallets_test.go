@@ -2,12 +2,15 @@ package api
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"reflect"
 	"testing"
 
 	"github.com/google/uuid"
 
 	"github.com/payoutd/payoutd/admin"
+	"github.com/payoutd/payoutd/vendors"
 	"github.com/payoutd/payoutd/vendors/sandbox"
 )
 
@@ -173,4 +176,32 @@ func TestWalletBanksFollowTheVendor(t *testing.T) {
 	if _, ok := simwalletTypes["cimb"]; ok {
 		t.Fatal("simwallet must not list cimb")
 	}
+}
+
+// bankListDown is a vendor whose bank list cannot be read (a timeout or a
+// 5xx of the vendor's API).
+type bankListDown struct{ vendors.Vendor }
+
+func (bankListDown) Banks(context.Context) ([]vendors.Bank, error) {
+	return nil, fmt.Errorf("%w: bank list endpoint down (test)", vendors.ErrUnavailable)
+}
+
+// A vendor that cannot list its banks is the gateway being unavailable:
+// the bank list answers 503 with the message quote gives for the same
+// failure, never a 500.
+func TestWalletBanksGatewayDown(t *testing.T) {
+	t.Parallel()
+	registry := sandbox.Registry(sandbox.Options{})
+	registry[sandbox.SimBank] = bankListDown{registry[sandbox.SimBank]}
+	b := setup(t, setupOptions{vendors: registry})
+	m := b.newClient(admin.ClientOptions{})
+	wallet := b.newWallet(m.id, "Banks", sandbox.SimBank, false)
+	b.fund(wallet, "1000000")
+	const gatewayDown = "payout gateway is temporarily unavailable; retry later"
+
+	b.do(request{path: "/api/v3/wallets/" + wallet.String() + "/banks", apiKey: m.apiKey, sign: m.signingSecret}).
+		expect(t, http.StatusServiceUnavailable, gatewayDown)
+	body := []byte(`{"client_wallet_id":"` + wallet.String() + `","amount":"100000","bank_code":"bca","account_no":"1234567890","transfer_type":"BIFAST"}`)
+	b.do(request{method: http.MethodPost, path: "/api/v3/disbursements/quote", body: body, apiKey: m.apiKey, sign: m.signingSecret}).
+		expect(t, http.StatusServiceUnavailable, gatewayDown)
 }

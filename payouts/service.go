@@ -177,11 +177,22 @@ func (s *Service) check(ctx context.Context, client *models.Client, wallet *mode
 	return &Quote{Wallet: wallet, Vendor: vendor.Name(), Bank: bank, Params: p, Fee: fee, Net: p.Amount - fee, HolderName: account.HolderName}, nil
 }
 
-func (s *Service) findBank(ctx context.Context, vendor vendors.Vendor, p Params) (vendors.Bank, error) {
+// Banks is the vendor's bank list. Any failure to read it is the gateway
+// being unavailable (ErrGatewayUnavailable, 503): the bank list route and
+// quote/create answer the same failure the same way.
+func (s *Service) Banks(ctx context.Context, vendor vendors.Vendor) ([]vendors.Bank, error) {
 	banks, err := vendor.Banks(ctx)
 	if err != nil {
 		slog.WarnContext(ctx, "vendor bank list unavailable", slog.String("vendor", vendor.Name()), slog.Any("error", err))
-		return vendors.Bank{}, models.ErrGatewayUnavailable
+		return nil, models.ErrGatewayUnavailable
+	}
+	return banks, nil
+}
+
+func (s *Service) findBank(ctx context.Context, vendor vendors.Vendor, p Params) (vendors.Bank, error) {
+	banks, err := s.Banks(ctx, vendor)
+	if err != nil {
+		return vendors.Bank{}, err
 	}
 	bank, ok := vendors.FindBank(banks, p.BankCode)
 	if !ok {
