@@ -42,7 +42,7 @@ func TestRequestsCountedByRoutePattern(t *testing.T) {
 // /metrics answers operators only: 401 without or with wrong credentials,
 // the registry with ADMIN_USER / ADMIN_PASSWORD.
 func TestMetricsEndpointNeedsOperatorCredentials(t *testing.T) {
-	b := setup(t, setupOptions{configure: func(c *config.Config) { c.AdminUser, c.AdminPassword = "ops", "s3cret" }})
+	b := setup(t, setupOptions{configure: func(c *config.Config) { withOperators(c) }})
 	b.do(request{path: "/healthz"}).expect(t, http.StatusOK, "")
 
 	resp := b.do(request{path: "/metrics"})
@@ -50,10 +50,10 @@ func TestMetricsEndpointNeedsOperatorCredentials(t *testing.T) {
 	if !strings.HasPrefix(resp.header.Get("WWW-Authenticate"), "Basic ") {
 		t.Errorf("WWW-Authenticate %q, want a Basic challenge", resp.header.Get("WWW-Authenticate"))
 	}
-	b.do(request{path: "/metrics", headers: map[string]string{"Authorization": basicAuth("ops", "wrong")}}).
+	b.do(request{path: "/metrics", remoteIP: uniqueIP(), headers: map[string]string{"Authorization": basicAuth("ops", "wrong")}}).
 		expect(t, http.StatusUnauthorized, "")
 
-	resp = b.do(request{path: "/metrics", headers: map[string]string{"Authorization": basicAuth("ops", "s3cret")}})
+	resp = b.do(request{path: "/metrics", headers: map[string]string{"Authorization": basicAuth("ops", testAdminPassword)}})
 	resp.expect(t, http.StatusOK, "")
 	if ct := resp.header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain; version=0.0.4") {
 		t.Errorf("Content-Type %q, want text/plain; version=0.0.4", ct)
@@ -86,7 +86,7 @@ func basicAuth(user, password string) string {
 // AdminOnly, the worker's /metrics guard, answers as requireAdmin does.
 func TestAdminOnly(t *testing.T) {
 	cfg := config.Defaults()
-	h := AdminOnly(cfg, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) }))
+	h := AdminOnly(cfg, nil, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) }))
 	serve := func(auth string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
 		if auth != "" {
@@ -99,28 +99,45 @@ func TestAdminOnly(t *testing.T) {
 	if rec := serve(basicAuth("", "")); rec.Code != http.StatusUnauthorized {
 		t.Errorf("without ADMIN_USER configured: %d, want 401", rec.Code)
 	}
-	cfg.AdminUser, cfg.AdminPassword = "ops", "s3cret"
-	h = AdminOnly(cfg, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) }))
-	for _, auth := range []string{"", basicAuth("ops", "wrong"), basicAuth("admin", "s3cret")} {
+	cfg.AdminUser, cfg.AdminPassword = "ops", testAdminPassword
+	h = AdminOnly(cfg, nil, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) }))
+	for _, auth := range []string{"", basicAuth("ops", "wrong"), basicAuth("admin", testAdminPassword)} {
 		rec := serve(auth)
 		if rec.Code != http.StatusUnauthorized || !strings.HasPrefix(rec.Header().Get("WWW-Authenticate"), "Basic ") ||
 			!strings.Contains(rec.Body.String(), "operator credentials required") {
 			t.Errorf("Authorization %q: %d %q, want 401 with a Basic challenge", auth, rec.Code, rec.Body.String())
 		}
 	}
-	if rec := serve(basicAuth("ops", "s3cret")); rec.Code != http.StatusTeapot {
+	if rec := serve(basicAuth("ops", testAdminPassword)); rec.Code != http.StatusTeapot {
 		t.Errorf("with the credentials: %d, want the handler's answer", rec.Code)
+	}
+	// A browser's cross-site state change is refused before anything else.
+	req := httptest.NewRequest(http.MethodPost, "/metrics", nil)
+	req.Header.Set("Authorization", basicAuth("ops", testAdminPassword))
+	req.Header.Set("Sec-Fetch-Site", "cross-site")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusForbidden || rec.Body.String() != `{"error":"cross-origin request refused"}`+"\n" {
+		t.Errorf("cross-site POST: %d %q, want 403 cross-origin request refused", rec.Code, rec.Body.String())
+	}
+	// Failed logins are throttled per address here too.
+	for i := 0; i < adminLoginLimit.Burst; i++ {
+		serve(basicAuth("ops", "wrong"))
+	}
+	if rec := serve(basicAuth("ops", testAdminPassword)); rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") == "" {
+		t.Errorf("after %d failures: %d (Retry-After %q), want 429 with Retry-After", adminLoginLimit.Burst, rec.Code, rec.Header().Get("Retry-After"))
 	}
 }
 
 // The Go profiler answers operators only, like /metrics; an unknown
 // profile is a JSON 404, not pprof's plain text.
 func TestProfilerNeedsOperatorCredentials(t *testing.T) {
-	b := setup(t, setupOptions{configure: func(c *config.Config) { c.AdminUser, c.AdminPassword = "ops", "s3cret" }})
-	operator := map[string]string{"Authorization": basicAuth("ops", "s3cret")}
+	b := setup(t, setupOptions{configure: func(c *config.Config) { withOperators(c) }})
+	operator := map[string]string{"Authorization": basicAuth("ops", testAdminPassword)}
+	ip := uniqueIP()
 	for _, path := range []string{"/debug/pprof/", "/debug/pprof/heap", "/debug/pprof/profile?seconds=1"} {
 		b.do(request{path: path}).expect(t, http.StatusUnauthorized, "operator credentials required (ADMIN_USER / ADMIN_PASSWORD)")
-		b.do(request{path: path, headers: map[string]string{"Authorization": basicAuth("ops", "wrong")}}).
+		b.do(request{path: path, remoteIP: ip, headers: map[string]string{"Authorization": basicAuth("ops", "wrong")}}).
 			expect(t, http.StatusUnauthorized, "")
 	}
 	resp := b.do(request{path: "/debug/pprof/", headers: operator})

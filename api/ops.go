@@ -2,8 +2,6 @@ package api
 
 import (
 	"context"
-	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -16,7 +14,6 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/hibiken/asynqmon"
 
-	"github.com/payoutd/payoutd/config"
 	"github.com/payoutd/payoutd/models"
 )
 
@@ -49,11 +46,15 @@ func (s *Server) handleReady(c *gin.Context) {
 const dashboardPath = "/ops/queues"
 
 // mountDashboard serves asynqmon behind HTTP basic auth with ADMIN_USER and
-// ADMIN_PASSWORD. Without them configured every request gets 401.
+// ADMIN_PASSWORD. Without them configured every request gets 401. Browsers'
+// cross-site state changes are refused; OPS_READ_ONLY refuses every change.
 func (s *Server) mountDashboard(queueRedis asynq.RedisConnOpt) {
-	mon := asynqmon.New(asynqmon.Options{RootPath: dashboardPath, RedisConnOpt: queueRedis})
+	mon := asynqmon.New(asynqmon.Options{RootPath: dashboardPath, RedisConnOpt: queueRedis, ReadOnly: s.cfg.OpsReadOnly})
 	s.closers = append(s.closers, mon.Close)
-	ops := s.engine.Group("/ops", s.requireAdmin)
+	ops := s.engine.Group("/ops", s.refuseCrossOrigin, s.requireAdmin)
+	if s.cfg.OpsReadOnly {
+		ops.Use(refuseWrites)
+	}
 	ops.Any("/queues", gin.WrapH(mon))
 	ops.Any("/queues/*any", gin.WrapH(mon))
 }
@@ -66,7 +67,7 @@ const profilerPath = "/debug/pprof"
 // a slow request is explained, and what it reveals (code paths, memory)
 // is for operators, not merchants.
 func (s *Server) mountProfiler() {
-	debug := s.engine.Group(profilerPath, s.requireAdmin)
+	debug := s.engine.Group(profilerPath, s.refuseCrossOrigin, s.requireAdmin)
 	debug.GET("/", gin.WrapF(pprof.Index))
 	debug.GET("/cmdline", gin.WrapF(pprof.Cmdline))
 	debug.GET("/profile", s.timedProfile(pprof.Profile))
@@ -107,44 +108,4 @@ func (s *Server) timedProfile(h http.HandlerFunc) gin.HandlerFunc {
 		defer s.profiling.Unlock()
 		h(c.Writer, c.Request)
 	}
-}
-
-// requireAdmin checks HTTP basic credentials in constant time.
-func (s *Server) requireAdmin(c *gin.Context) {
-	if !isAdmin(s.cfg, c.Request) {
-		c.Header("WWW-Authenticate", adminChallenge)
-		c.AbortWithStatusJSON(http.StatusUnauthorized, errorResponse{Error: errAdminRequired})
-		return
-	}
-	c.Next()
-}
-
-// AdminOnly serves h to operators only, as requireAdmin does: the worker's
-// /metrics (METRICS_ADDR), which is not served by the gin engine.
-func AdminOnly(cfg config.Config, h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !isAdmin(cfg, r) {
-			w.Header().Set("WWW-Authenticate", adminChallenge)
-			w.Header().Set("Content-Type", "application/json; charset=utf-8")
-			w.WriteHeader(http.StatusUnauthorized)
-			json.NewEncoder(w).Encode(errorResponse{Error: errAdminRequired})
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
-}
-
-const (
-	adminChallenge   = `Basic realm="payoutd operations", charset="UTF-8"`
-	errAdminRequired = "operator credentials required (ADMIN_USER / ADMIN_PASSWORD)"
-)
-
-// isAdmin reports whether r carries ADMIN_USER and ADMIN_PASSWORD, both
-// configured, compared in constant time.
-func isAdmin(cfg config.Config, r *http.Request) bool {
-	user, pass, ok := r.BasicAuth()
-	configured := cfg.AdminUser != "" && cfg.AdminPassword != ""
-	userOK := subtle.ConstantTimeCompare([]byte(user), []byte(cfg.AdminUser)) == 1
-	passOK := subtle.ConstantTimeCompare([]byte(pass), []byte(cfg.AdminPassword)) == 1
-	return ok && configured && userOK && passOK
 }

@@ -68,6 +68,11 @@ type Server struct {
 	closers             []func() error
 	// profiling is held while a CPU profile or trace is taken.
 	profiling sync.Mutex
+	// logins throttles failed operator logins per client address.
+	logins *loginThrottle
+	// crossOrigin refuses browsers' cross-site state changes on the
+	// operators' routes.
+	crossOrigin *http.CrossOriginProtection
 }
 
 // New builds the API with its routes.
@@ -82,6 +87,9 @@ func New(d Deps) (*Server, error) {
 		vendors: d.Vendors,
 		now:     d.Now,
 		metrics: d.Metrics,
+		logins:  newLoginThrottle(d.Redis),
+
+		crossOrigin: newCrossOriginProtection(),
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -135,7 +143,7 @@ func (s *Server) routes(queueRedis asynq.RedisConnOpt) {
 	}
 	s.mountProfiler()
 	if s.metrics != nil {
-		e.GET("/metrics", s.requireAdmin, gin.WrapH(s.metrics.Handler()))
+		e.GET("/metrics", s.refuseCrossOrigin, s.requireAdmin, gin.WrapH(s.metrics.Handler()))
 	}
 
 	v3 := e.Group("/api/v3")

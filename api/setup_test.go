@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
@@ -60,6 +61,8 @@ type setupOptions struct {
 	redis *redis.Client
 	// db is the test's database; nil makes one.
 	db *gorm.DB
+	// dashboard mounts the queue dashboard (asynqmon) on the test's Redis.
+	dashboard bool
 }
 
 func setup(t testing.TB, opts ...setupOptions) *bundle {
@@ -109,7 +112,12 @@ func setup(t testing.TB, opts ...setupOptions) *bundle {
 		t.Fatal(err)
 	}
 	m := metrics.New()
-	srv, err := New(Deps{Config: cfg, DB: db, Redis: rdb, Sealer: sealer, Vendors: registry, Queue: o.queue, Acquirer: acq, Now: o.now, Metrics: m})
+	var queueRedis asynq.RedisConnOpt
+	if o.dashboard {
+		queueRedis, _ = testenv.Queue(t, rdb)
+	}
+	srv, err := New(Deps{Config: cfg, DB: db, Redis: rdb, Sealer: sealer, Vendors: registry, Queue: o.queue, Acquirer: acq, Now: o.now, Metrics: m,
+		QueueRedis: queueRedis})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,10 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/payoutd/payoutd/credentials"
 	"github.com/payoutd/payoutd/models"
@@ -36,6 +38,9 @@ type Config struct {
 
 	AdminUser     string
 	AdminPassword string
+	// OpsReadOnly mounts the queue dashboard read-only (OPS_READ_ONLY):
+	// operators see the queues but cannot pause, delete or run tasks.
+	OpsReadOnly bool
 
 	// TrustedProxies are the peers whose X-Forwarded-For is believed.
 	TrustedProxies []netip.Prefix
@@ -144,6 +149,14 @@ func Load(getenv func(string) string, base Config) (Config, error) {
 	dur("WEBHOOK_RETRY_CAP", &c.WebhookRetryCap)
 	dur("WEBHOOK_RETRY_WINDOW", &c.WebhookRetryWindow)
 
+	if v := strings.TrimSpace(getenv("OPS_READ_ONLY")); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("OPS_READ_ONLY=%q: want true or false", v))
+		} else {
+			c.OpsReadOnly = b
+		}
+	}
 	if v := strings.TrimSpace(getenv("APP_ENV")); v != "" {
 		env, err := models.ParseEnvironment(v)
 		if err != nil {
@@ -207,6 +220,8 @@ func Load(getenv func(string) string, base Config) (Config, error) {
 		}
 		if c.AdminUser == "" || c.AdminPassword == "" {
 			errs = append(errs, errors.New("METRICS_ADDR needs ADMIN_USER and ADMIN_PASSWORD: /metrics answers only to them"))
+		} else if err := c.checkAdminPassword(); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if c.VendorSimURL != "" {
@@ -225,6 +240,25 @@ type Needs struct {
 	Database bool
 	Redis    bool
 	Secrets  bool
+	// Operators: the subcommand serves the operators' routes (/ops,
+	// /debug, /metrics) behind ADMIN_USER / ADMIN_PASSWORD.
+	Operators bool
+}
+
+// MinAdminPasswordLength is the shortest ADMIN_PASSWORD a server of the
+// operators' routes accepts: basic auth is guessable online, and the
+// routes pause payouts.
+const MinAdminPasswordLength = 12
+
+// checkAdminPassword refuses a configured ADMIN_PASSWORD that is too
+// short; an empty one leaves the operators' routes answering 401 to all.
+// The message never shows the password.
+func (c Config) checkAdminPassword() error {
+	if n := utf8.RuneCountInString(c.AdminPassword); n > 0 && n < MinAdminPasswordLength {
+		return fmt.Errorf("ADMIN_PASSWORD is too short (%d characters): at least %d, e.g. from `openssl rand -hex 16`; it guards the queue dashboard, /metrics and /debug/pprof",
+			n, MinAdminPasswordLength)
+	}
+	return nil
 }
 
 // Check reports what a subcommand needs and is missing. The service refuses
@@ -237,6 +271,11 @@ func (c Config) Check(n Needs) error {
 	}
 	if n.Redis && c.RedisURL == "" {
 		errs = append(errs, errors.New("REDIS_URL is required (redis://host:6379/0)"))
+	}
+	if n.Operators {
+		if err := c.checkAdminPassword(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if n.Secrets && c.SecretsKey == nil {
 		errs = append(errs, fmt.Errorf("SECRETS_KEY is required (APP_ENV=%s): 64 hex characters, e.g. from `openssl rand -hex 32`; `payoutd dev` makes its own", c.Env))

@@ -14,8 +14,8 @@ func TestMetricsAddr(t *testing.T) {
 		wantErr string // "" for none
 	}{
 		{map[string]string{}, ""},
-		{map[string]string{"METRICS_ADDR": ":9090", "ADMIN_USER": "ops", "ADMIN_PASSWORD": "s3cret"}, ""},
-		{map[string]string{"METRICS_ADDR": "9090", "ADMIN_USER": "ops", "ADMIN_PASSWORD": "s3cret"}, `METRICS_ADDR="9090": want host:port`},
+		{map[string]string{"METRICS_ADDR": ":9090", "ADMIN_USER": "ops", "ADMIN_PASSWORD": "correct-horse-battery"}, ""},
+		{map[string]string{"METRICS_ADDR": "9090", "ADMIN_USER": "ops", "ADMIN_PASSWORD": "correct-horse-battery"}, `METRICS_ADDR="9090": want host:port`},
 		{map[string]string{"METRICS_ADDR": ":9090"}, "METRICS_ADDR needs ADMIN_USER and ADMIN_PASSWORD"},
 	} {
 		c, err := Load(func(k string) string { return tt.env[k] }, Defaults())
@@ -91,5 +91,54 @@ func TestDisbursementSettings(t *testing.T) {
 	}
 	if c.DisbursementLockTTL != 10*time.Minute || c.DisbursementSubmitWait != 0 || c.SandboxCompleteAfter != 150*time.Millisecond {
 		t.Errorf("overrides: lock TTL %s, submit wait %s, sandbox completes after %s", c.DisbursementLockTTL, c.DisbursementSubmitWait, c.SandboxCompleteAfter)
+	}
+}
+
+// ADMIN_PASSWORD guards routes that pause payouts, over basic auth that can
+// be guessed online: a server of those routes refuses to start with one
+// shorter than 12 characters, and says so without showing it. Unset, the
+// routes answer 401 to everyone, as before.
+func TestAdminPasswordLength(t *testing.T) {
+	for _, tt := range []struct {
+		env     map[string]string
+		needs   Needs
+		wantErr string
+	}{
+		{map[string]string{"ADMIN_USER": "ops", "ADMIN_PASSWORD": "s3cret"}, Needs{Operators: true}, "ADMIN_PASSWORD is too short (6 characters): at least 12"},
+		{map[string]string{"ADMIN_USER": "ops", "ADMIN_PASSWORD": "elevenchars"}, Needs{Operators: true}, "ADMIN_PASSWORD is too short (11 characters)"},
+		{map[string]string{"ADMIN_USER": "ops", "ADMIN_PASSWORD": "twelve-chars"}, Needs{Operators: true}, ""},
+		{map[string]string{}, Needs{Operators: true}, ""},
+		// A subcommand that serves no operators' route (admin, migrate) is
+		// not stopped by it.
+		{map[string]string{"ADMIN_USER": "ops", "ADMIN_PASSWORD": "s3cret"}, Needs{Database: false}, ""},
+		// The worker serving /metrics is.
+		{map[string]string{"METRICS_ADDR": ":9090", "ADMIN_USER": "ops", "ADMIN_PASSWORD": "s3cret"}, Needs{}, "ADMIN_PASSWORD is too short"},
+	} {
+		c, err := Load(func(k string) string { return tt.env[k] }, Defaults())
+		if err == nil {
+			err = c.Check(tt.needs)
+		}
+		switch {
+		case tt.wantErr == "" && err != nil:
+			t.Errorf("%v: %v", tt.env, err)
+		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+			t.Errorf("%v: error %v, want one containing %q", tt.env, err, tt.wantErr)
+		case err != nil && strings.Contains(err.Error(), tt.env["ADMIN_PASSWORD"]):
+			t.Errorf("%v: the error shows the password: %v", tt.env, err)
+		}
+	}
+}
+
+// OPS_READ_ONLY is a boolean; anything else stops the start.
+func TestOpsReadOnly(t *testing.T) {
+	for v, want := range map[string]bool{"": false, "true": true, "1": true, "false": false} {
+		c, err := Load(func(k string) string { return map[string]string{"OPS_READ_ONLY": v}[k] }, Defaults())
+		if err != nil || c.OpsReadOnly != want {
+			t.Errorf("OPS_READ_ONLY=%q: %v, %v; want %v", v, c.OpsReadOnly, err, want)
+		}
+	}
+	if _, err := Load(func(k string) string { return map[string]string{"OPS_READ_ONLY": "yes please"}[k] }, Defaults()); err == nil ||
+		!strings.Contains(err.Error(), `OPS_READ_ONLY="yes please": want true or false`) {
+		t.Errorf("OPS_READ_ONLY=yes please: %v", err)
 	}
 }

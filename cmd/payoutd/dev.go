@@ -40,12 +40,15 @@ func runDev(ctx context.Context, stdout, stderr io.Writer, getenv func(string) s
 	base := config.Defaults()
 	base.Env = models.Staging
 	base.AdminUser = "admin"
-	base.AdminPassword = randomHex(8)
+	base.AdminPassword = randomHex(12) // 24 characters, over config.MinAdminPasswordLength
 	base.SecretsKey = mustRandom(32)
 	// Collected money settles 30 s after it is paid instead of on the next
 	// business day, so a dev session can pay it out again.
 	base.SettlementDelay = 30 * time.Second
 	cfg, err := config.Load(getenv, base)
+	if err == nil {
+		err = cfg.Check(config.Needs{Operators: true}) // an ADMIN_PASSWORD of the caller's must be long enough too
+	}
 	if err != nil {
 		return fmt.Errorf("configuration:\n%w", err)
 	}

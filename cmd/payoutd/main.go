@@ -196,7 +196,7 @@ func openBackends(ctx context.Context, cfg config.Config) (*backends, error) {
 }
 
 func runAPI(ctx context.Context, stderr io.Writer, getenv func(string) string) error {
-	cfg, err := loadConfig(stderr, getenv, config.Needs{Database: true, Redis: true, Secrets: true})
+	cfg, err := loadConfig(stderr, getenv, config.Needs{Database: true, Redis: true, Secrets: true, Operators: true})
 	if err != nil {
 		return err
 	}
@@ -255,15 +255,15 @@ func runWorker(ctx context.Context, stderr io.Writer, getenv func(string) string
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return worker.Run(gctx, deps) })
-	g.Go(func() error { return serveMetrics(gctx, cfg, b.metrics) })
+	g.Go(func() error { return serveMetrics(gctx, cfg, b.redis, b.metrics) })
 	return g.Wait()
 }
 
 // serveMetrics serves the worker's /metrics on METRICS_ADDR behind the
 // operators' basic auth until ctx ends, then shuts down gracefully.
-func serveMetrics(ctx context.Context, cfg config.Config, m *metrics.Metrics) error {
+func serveMetrics(ctx context.Context, cfg config.Config, rdb *redis.Client, m *metrics.Metrics) error {
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", api.AdminOnly(cfg, m.Handler()))
+	mux.Handle("GET /metrics", api.AdminOnly(cfg, rdb, m.Handler()))
 	return api.ListenAndServe(ctx, cfg.MetricsAddr, mux, func(addr string) {
 		slog.Info("worker metrics listening", slog.String("addr", addr))
 	})
