@@ -151,12 +151,6 @@ func NewWebhookDeliver(id uuid.UUID, slot string) (*asynq.Task, []asynq.Option) 
 		asynq.Retention(retention), asynq.MaxRetry(webhookMaxRetry), asynq.Timeout(time.Minute)}
 }
 
-// NewWebhookSweep builds the periodic webhook sweep.
-func NewWebhookSweep() (*asynq.Task, []asynq.Option) {
-	return asynq.NewTask(TypeWebhookSweep, nil),
-		[]asynq.Option{asynq.Queue(QueueDefault), asynq.Unique(WebhookSweepEvery - time.Second), asynq.MaxRetry(0), asynq.Timeout(time.Minute)}
-}
-
 // PaymentPayload is the payload of the payment tasks.
 type PaymentPayload struct {
 	PaymentID uuid.UUID `json:"payment_id"`
@@ -179,29 +173,37 @@ func NewPaymentTask(typ string, id uuid.UUID, at time.Time) (*asynq.Task, []asyn
 		asynq.ProcessAt(at), asynq.Retention(retention), asynq.MaxRetry(25), asynq.Timeout(time.Minute)}
 }
 
-// NewPaymentSweep builds the periodic payment sweep.
-func NewPaymentSweep() (*asynq.Task, []asynq.Option) {
-	return asynq.NewTask(TypePaymentSweep, nil),
-		[]asynq.Option{asynq.Queue(QueueCritical), asynq.Unique(PaymentSweepEvery - time.Second), asynq.MaxRetry(0), asynq.Timeout(time.Minute)}
+// Periodic is a task that the scheduler of every worker enqueues once per
+// period; however many workers run, it runs once per period (see Task).
+type Periodic struct {
+	Type  string
+	Every time.Duration
+	Queue string
+	// Timeout bounds one run; the next period's run is the retry.
+	Timeout time.Duration
 }
 
-// NewReconcile builds the periodic reconciliation. Unique keeps the
-// schedulers of several worker instances from enqueueing it twice per slot.
-func NewReconcile() (*asynq.Task, []asynq.Option) {
-	return asynq.NewTask(TypeReconcile, nil),
-		[]asynq.Option{asynq.Queue(QueueLow), asynq.Unique(ReconcileEvery - time.Minute), asynq.MaxRetry(0)}
+// PeriodicTasks are the service's periodic tasks.
+var PeriodicTasks = []Periodic{
+	{Type: TypeReconcile, Every: ReconcileEvery, Queue: QueueLow, Timeout: 10 * time.Minute},
+	{Type: TypePayoutExpire, Every: ExpireEvery, Queue: QueueCritical, Timeout: time.Minute},
+	{Type: TypePayoutSweep, Every: SweepEvery, Queue: QueueCritical, Timeout: time.Minute},
+	{Type: TypeWebhookSweep, Every: WebhookSweepEvery, Queue: QueueDefault, Timeout: time.Minute},
+	{Type: TypePaymentSweep, Every: PaymentSweepEvery, Queue: QueueCritical, Timeout: time.Minute},
 }
 
-// NewPayoutExpire builds the periodic lock expiry.
-func NewPayoutExpire() (*asynq.Task, []asynq.Option) {
-	return asynq.NewTask(TypePayoutExpire, nil),
-		[]asynq.Option{asynq.Queue(QueueCritical), asynq.Unique(ExpireEvery - time.Second), asynq.MaxRetry(0), asynq.Timeout(time.Minute)}
-}
-
-// NewPayoutSweep builds the periodic sweep.
-func NewPayoutSweep() (*asynq.Task, []asynq.Option) {
-	return asynq.NewTask(TypePayoutSweep, nil),
-		[]asynq.Option{asynq.Queue(QueueCritical), asynq.Unique(SweepEvery - time.Second), asynq.MaxRetry(0), asynq.Timeout(time.Minute)}
+// Task builds the run of the period that starts at slot (a multiple of
+// Every since the Unix epoch). Its id carries the slot, "ops:reconcile:"
+// and the slot's Unix seconds, so the enqueues of that period by every
+// worker's scheduler make one task: all but the first get
+// asynq.ErrTaskIDConflict. The finished task is retained for at least a
+// period (a minute at least) so that a scheduler running late is refused
+// too; asynq's Unique was not enough, since its lock goes as soon as the
+// task finishes. No retry: the next period is one.
+func (p Periodic) Task(slot time.Time) (*asynq.Task, []asynq.Option) {
+	return asynq.NewTask(p.Type, nil), []asynq.Option{asynq.Queue(p.Queue),
+		asynq.TaskID(fmt.Sprintf("%s:%d", p.Type, slot.Unix())), asynq.Retention(max(p.Every, time.Minute)),
+		asynq.MaxRetry(0), asynq.Timeout(p.Timeout)}
 }
 
 // Client enqueues the service's tasks. It implements payouts.Queue.

@@ -92,3 +92,35 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// Every periodic task has a timeout, no retry (the next period is one) and
+// an id naming its period, kept at least a period after it ran: the
+// enqueues of one period by every worker's scheduler are one task.
+func TestPeriodicTasksCarryTheirPeriod(t *testing.T) {
+	slot := time.Date(2026, 11, 22, 10, 15, 0, 0, time.UTC)
+	if len(tasks.PeriodicTasks) != 5 {
+		t.Fatalf("%d periodic tasks, want 5", len(tasks.PeriodicTasks))
+	}
+	for _, p := range tasks.PeriodicTasks {
+		task, opts := p.Task(slot)
+		got := map[asynq.OptionType]any{}
+		for _, o := range opts {
+			got[o.Type()] = o.Value()
+		}
+		if task.Type() != p.Type || got[asynq.TaskIDOpt] != p.Type+":1795342500" {
+			t.Errorf("%s: task id %v, want %s:1795342500", p.Type, got[asynq.TaskIDOpt], p.Type)
+		}
+		if d, _ := got[asynq.TimeoutOpt].(time.Duration); d <= 0 || d > p.Every && d > time.Minute {
+			t.Errorf("%s: timeout %v, want one within its period (or a minute)", p.Type, got[asynq.TimeoutOpt])
+		}
+		if d, _ := got[asynq.RetentionOpt].(time.Duration); d < p.Every {
+			t.Errorf("%s: retention %v, want at least its period %s", p.Type, got[asynq.RetentionOpt], p.Every)
+		}
+		if got[asynq.MaxRetryOpt] != 0 {
+			t.Errorf("%s: max retry %v, want 0", p.Type, got[asynq.MaxRetryOpt])
+		}
+		if _, unique := got[asynq.UniqueOpt]; unique {
+			t.Errorf("%s: Unique set; its lock goes when the task finishes", p.Type)
+		}
+	}
+}

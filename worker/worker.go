@@ -36,6 +36,9 @@ type Deps struct {
 	// payout submits running at once share batches, so more of them wait
 	// together for one database round instead of queueing in Redis.
 	Concurrency int
+	// Periods overrides the period of periodic tasks by task type (tests
+	// run them every second); unset, each runs at its tasks.*Every.
+	Periods map[string]time.Duration
 }
 
 // Mux returns the task handlers.
@@ -69,21 +72,25 @@ func Mux(d Deps) *asynq.ServeMux {
 }
 
 // reconcile logs the outcome of a reconciliation; a failed invariant is an
-// error-level line for alerting, not a task failure to retry.
+// error-level line for alerting, not a task failure to retry. The task id
+// names the period the run is for.
 func reconcile(ctx context.Context, db *gorm.DB) error {
 	report, err := ledger.Reconcile(ctx, db)
 	if err != nil {
 		return fmt.Errorf("reconcile: %w", err)
 	}
+	id, _ := asynq.GetTaskID(ctx)
 	if !report.OK {
-		slog.ErrorContext(ctx, "reconciliation found problems", slog.Any("problems", report.Problems))
+		slog.ErrorContext(ctx, "reconciliation found problems", slog.String("task_id", id), slog.Any("problems", report.Problems))
 		return nil
 	}
-	slog.InfoContext(ctx, "reconciliation clean", slog.Int("wallets", report.Wallets), slog.Int("transactions", report.Transactions))
+	slog.InfoContext(ctx, "reconciliation clean", slog.String("task_id", id), slog.Int("wallets", report.Wallets),
+		slog.Int("transactions", report.Transactions))
 	return nil
 }
 
-// Run processes tasks and runs the scheduler until ctx is cancelled. On
+// Run processes tasks and runs the scheduler until ctx is cancelled. Each
+// periodic task runs once per period however many workers run. On
 // cancellation asynq stops taking tasks and gives running ones
 // ShutdownTimeout to finish; unfinished ones go back to their queue.
 func Run(ctx context.Context, d Deps) error {
@@ -104,22 +111,16 @@ func Run(ctx context.Context, d Deps) error {
 		// payout poll is a second after the vendor accepted.
 		DelayedTaskCheckInterval: 250 * time.Millisecond,
 	})
-	scheduler := asynq.NewScheduler(d.Redis, &asynq.SchedulerOpts{Logger: slogAdapter{}, Location: time.UTC})
-	for _, p := range []struct {
-		every time.Duration
-		build func() (*asynq.Task, []asynq.Option)
-	}{
-		{tasks.ReconcileEvery, tasks.NewReconcile},
-		{tasks.ExpireEvery, tasks.NewPayoutExpire},
-		{tasks.SweepEvery, tasks.NewPayoutSweep},
-		{tasks.WebhookSweepEvery, tasks.NewWebhookSweep},
-		{tasks.PaymentSweepEvery, tasks.NewPaymentSweep},
-	} {
-		task, opts := p.build()
-		if _, err := scheduler.Register(fmt.Sprintf("@every %s", p.every), task, tasks.InQueue(d.QueuePrefix, opts)...); err != nil {
-			return err
+	periodic := make([]tasks.Periodic, len(tasks.PeriodicTasks))
+	for i, p := range tasks.PeriodicTasks {
+		if every, ok := d.Periods[p.Type]; ok {
+			p.Every = every
 		}
+		periodic[i] = p
 	}
+	enqueuer := asynq.NewClient(d.Redis)
+	defer enqueuer.Close()
+	sched := &scheduler{client: enqueuer, prefix: d.QueuePrefix}
 	// Submit tasks running at once are batched; the batches outlive ctx
 	// until the server has shut down, since running tasks wait on them.
 	batchCtx, stopBatches := context.WithCancel(context.WithoutCancel(ctx))
@@ -138,14 +139,11 @@ func Run(ctx context.Context, d Deps) error {
 		<-batchesDone
 		return fmt.Errorf("start worker: %w", err)
 	}
-	if err := scheduler.Start(); err != nil {
-		stop()
-		return fmt.Errorf("start scheduler: %w", err)
-	}
+	sched.start(ctx, periodic)
 	slog.Info("worker started", slog.Int("concurrency", concurrency))
 	<-ctx.Done()
 	slog.Info("worker shutting down")
-	scheduler.Shutdown()
+	sched.wait()
 	stop()
 	return nil
 }
