@@ -3,7 +3,9 @@ package api
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"embed"
 	"encoding/base64"
 	"errors"
@@ -61,7 +63,29 @@ func (s *Server) checkoutRoutes() {
 	g.GET("/:id", s.handleCheckoutPage)
 	g.GET("/:id/qr.png", s.handleCheckoutQR)
 	g.GET("/:id/status", s.handleCheckoutStatus)
-	g.POST("/:id/simulate", s.handleCheckoutSimulate)
+	// Marking a payment paid by hand exists in staging only: production
+	// does not even route it.
+	if s.cfg.Env == models.Staging {
+		g.POST("/:id/simulate", s.handleCheckoutSimulate)
+	}
+}
+
+// checkoutTokenHeader carries the simulate token of the payment, which the
+// staging checkout page embeds (data-simulate-token) and its script sends.
+const checkoutTokenHeader = "X-Checkout-Token"
+
+// checkoutToken is the simulate token of payment id: HMAC-SHA256 of the id
+// under a key derived from SECRETS_KEY, so only a page this service served
+// for that payment has it, and knowing a payment id is not enough.
+func (s *Server) checkoutToken(id uuid.UUID) string {
+	mac := hmac.New(sha256.New, s.checkoutKey)
+	mac.Write([]byte("checkout-simulate:" + id.String()))
+	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
+}
+
+// validCheckoutToken compares r's token with id's in constant time.
+func (s *Server) validCheckoutToken(r *http.Request, id uuid.UUID) bool {
+	return hmac.Equal([]byte(r.Header.Get(checkoutTokenHeader)), []byte(s.checkoutToken(id)))
 }
 
 // checkoutHeaders sets the security headers of every checkout answer. The
@@ -140,10 +164,12 @@ type checkoutPage struct {
 	QRURL        string
 	StatusURL    string
 	SimulateURL  string // "" outside staging
-	Staging      bool
-	ExpiresAtMs  int64
-	ServerTimeMs int64
-	Countdown    string
+	// SimulateToken authorises the simulation of this payment (staging).
+	SimulateToken string
+	Staging       bool
+	ExpiresAtMs   int64
+	ServerTimeMs  int64
+	Countdown     string
 }
 
 // GET /checkout/{id}: the payer's page.
@@ -167,6 +193,7 @@ func (s *Server) handleCheckoutPage(c *gin.Context) {
 	}
 	if page.Staging {
 		page.SimulateURL = base + "/simulate"
+		page.SimulateToken = s.checkoutToken(v.ID)
 	}
 	s.renderCheckout(c, http.StatusOK, "checkout.html", page)
 }
@@ -224,11 +251,18 @@ func (s *Server) handleCheckoutStatus(c *gin.Context) {
 	c.JSON(http.StatusOK, s.checkoutStatusOf(v))
 }
 
-// POST /checkout/{id}/simulate: staging only; reports the payment paid as
-// the sandbox acquirer would.
+// POST /checkout/{id}/simulate: staging only (mounted there alone);
+// reports the payment paid as the sandbox acquirer would. It takes the
+// payment's token from its checkout page, checked before the payment is
+// read, so that a bare payment id neither pays nor tells whether it exists.
 func (s *Server) handleCheckoutSimulate(c *gin.Context) {
-	if s.cfg.Env != models.Staging {
-		fail(c, models.ErrNotFound)
+	id, err := parseUUIDParam(c.Param("id"), "id")
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	if !s.validCheckoutToken(c.Request, id) {
+		fail(c, models.ErrCheckoutToken)
 		return
 	}
 	v, ok := s.checkoutPayment(c)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/makiuchi-d/gozxing"
 	"github.com/makiuchi-d/gozxing/qrcode"
 
@@ -178,7 +179,7 @@ func TestCheckoutPage(t *testing.T) {
 	}
 
 	// Paid: the page says so and offers no QR or button.
-	b.do(request{method: http.MethodPost, path: "/checkout/" + p.OrderID + "/simulate"}).expect(t, http.StatusOK, "")
+	b.do(b.simulate(p.OrderID)).expect(t, http.StatusOK, "")
 	html = string(b.do(request{path: "/checkout/" + p.OrderID, headers: htmlAccept}).body)
 	for _, want := range []string{`data-status="SUCCESS">Paid</div>`, `<section id="pay" aria-labelledby="pay-heading" hidden>`,
 		`<button id="simulate" type="button" hidden>`} {
@@ -202,7 +203,14 @@ func TestCheckoutPageProductionHasNoSimulate(t *testing.T) {
 		t.Error("production page offers a simulation")
 	}
 	b.do(request{method: http.MethodPost, path: "/checkout/" + p.OrderID + "/simulate"}).expect(t, http.StatusNotFound, "not found")
+	b.do(b.simulate(p.OrderID)).expect(t, http.StatusNotFound, "not found")
 	b.do(request{method: http.MethodPost, path: "/checkout/not-a-uuid/simulate"}).expect(t, http.StatusNotFound, "not found")
+	// Not refused by a handler: not mounted at all.
+	for _, r := range b.server.engine.Routes() {
+		if strings.HasSuffix(r.Path, "/simulate") {
+			t.Errorf("production mounts %s %s", r.Method, r.Path)
+		}
+	}
 	if st := storedPaymentStatus(t, b, p.OrderID); st != models.PaymentPending {
 		t.Errorf("status %s after a refused simulation", st)
 	}
@@ -269,7 +277,7 @@ func TestCheckoutStatusAndSimulate(t *testing.T) {
 		}
 	}
 
-	resp = b.do(request{method: http.MethodPost, path: path + "/simulate"})
+	resp = b.do(b.simulate(p.OrderID))
 	resp.expect(t, http.StatusOK, "")
 	resp.decode(t, &st)
 	if st["status"] != "SUCCESS" || st["paid_at"] != "2026-11-22T10:00:00Z" {
@@ -282,7 +290,7 @@ func TestCheckoutStatusAndSimulate(t *testing.T) {
 	if st["status"] != "SUCCESS" {
 		t.Errorf("status after simulate: %v", st)
 	}
-	b.do(request{method: http.MethodPost, path: path + "/simulate"}).expect(t, http.StatusConflict, "payment is no longer pending")
+	b.do(b.simulate(p.OrderID)).expect(t, http.StatusConflict, "payment is no longer pending")
 }
 
 func TestCheckoutExpiresOverduePayment(t *testing.T) {
@@ -297,8 +305,7 @@ func TestCheckoutExpiresOverduePayment(t *testing.T) {
 	if st.Status != "EXPIRED" || st.PaidAt != nil || st.ServerTimeMs != now().UnixMilli() {
 		t.Errorf("status at expired_at: %+v, want EXPIRED", st)
 	}
-	b.do(request{method: http.MethodPost, path: "/checkout/" + p.OrderID + "/simulate"}).
-		expect(t, http.StatusConflict, "payment is no longer pending")
+	b.do(b.simulate(p.OrderID)).expect(t, http.StatusConflict, "payment is no longer pending")
 	html := string(b.do(request{path: "/checkout/" + p.OrderID, headers: htmlAccept}).body)
 	if !strings.Contains(html, `data-status="EXPIRED">Expired</div>`) || !strings.Contains(html, `<span id="countdown" role="timer">00:00</span>`) {
 		t.Errorf("expired page:\n%s", html)
@@ -317,7 +324,7 @@ func TestCheckoutBadIDs(t *testing.T) {
 		checkSecurityHeaders(t, resp.header)
 	}
 	b.do(request{method: http.MethodPost, path: "/checkout/not-a-uuid/simulate"}).expect(t, http.StatusBadRequest, badID)
-	b.do(request{method: http.MethodPost, path: unknown + "/simulate"}).expect(t, http.StatusNotFound, "payment not found")
+	b.do(b.simulate(strings.TrimPrefix(unknown, "/checkout/"))).expect(t, http.StatusNotFound, "payment not found")
 
 	// A browser gets a small HTML page with the same status.
 	for path, status := range map[string]int{unknown: http.StatusNotFound, "/checkout/not-a-uuid": http.StatusBadRequest} {
@@ -329,5 +336,59 @@ func TestCheckoutBadIDs(t *testing.T) {
 		if !strings.Contains(string(resp.body), "<h1>"+http.StatusText(status)+"</h1>") {
 			t.Errorf("GET %s for a browser:\n%s", path, resp.body)
 		}
+	}
+}
+
+// simulate is the checkout page's simulate request for payment id, with
+// the token the staging page carries.
+func (b *bundle) simulate(id string) request {
+	b.t.Helper()
+	return request{method: http.MethodPost, path: "/checkout/" + id + "/simulate",
+		headers: map[string]string{checkoutTokenHeader: b.server.checkoutToken(uuid.MustParse(id))}}
+}
+
+var simulateTokenAttr = regexp.MustCompile(`data-simulate-token="([^"]+)"`)
+
+// The staging simulate route marks a payment paid, so it takes the token
+// of that payment that only its checkout page carries: without it, with a
+// wrong one or with another payment's, a JSON 403 and the payment stays
+// PENDING. Knowing a payment id is not enough.
+func TestCheckoutSimulateNeedsThePageToken(t *testing.T) {
+	b := setup(t, setupOptions{env: models.Staging})
+	m := b.newCheckoutMerchant("Toko Token")
+	p, other := b.newCheckoutPayment(m, 50000), b.newCheckoutPayment(m, 60000)
+	token := func(id string) string {
+		t.Helper()
+		html := string(b.do(request{path: "/checkout/" + id, headers: htmlAccept}).body)
+		match := simulateTokenAttr.FindStringSubmatch(html)
+		if match == nil {
+			t.Fatalf("the staging page of %s carries no simulate token", id)
+		}
+		return match[1]
+	}
+	path := "/checkout/" + p.OrderID + "/simulate"
+	const refused = "missing or invalid checkout token; reload the checkout page"
+	refuse := func(name string, h map[string]string) {
+		t.Helper()
+		r := b.do(request{method: http.MethodPost, path: path, headers: h})
+		if r.status != http.StatusForbidden || r.errBody != refused {
+			t.Fatalf("%s: %d %s, want 403 %q", name, r.status, r.body, refused)
+		}
+	}
+	refuse("no token", nil)
+	refuse("empty token", map[string]string{checkoutTokenHeader: ""})
+	refuse("garbage", map[string]string{checkoutTokenHeader: "not-a-token"})
+	refuse("another payment's", map[string]string{checkoutTokenHeader: token(other.OrderID)})
+	refuse("the token, cut short", map[string]string{checkoutTokenHeader: token(p.OrderID)[:20]})
+	refuse("the token in lowercase", map[string]string{checkoutTokenHeader: strings.ToLower(token(p.OrderID))})
+	if st := storedPaymentStatus(t, b, p.OrderID); st != models.PaymentPending {
+		t.Fatalf("status %s after refused simulations", st)
+	}
+	b.do(request{method: http.MethodPost, path: path, headers: map[string]string{checkoutTokenHeader: token(p.OrderID)}}).expect(t, http.StatusOK, "")
+	if st := storedPaymentStatus(t, b, p.OrderID); st != models.PaymentSuccess {
+		t.Fatalf("status %s after the page's simulation", st)
+	}
+	if st := storedPaymentStatus(t, b, other.OrderID); st != models.PaymentPending {
+		t.Fatalf("the other payment is %s", st)
 	}
 }

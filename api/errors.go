@@ -59,6 +59,7 @@ var errorStatuses = []struct {
 	{models.ErrPaymentNotFound, http.StatusNotFound},
 	{models.ErrNoDefaultWallet, http.StatusUnprocessableEntity},
 	{models.ErrPaymentNotPending, http.StatusConflict},
+	{models.ErrCheckoutToken, http.StatusForbidden},
 }
 
 // Errors that only exist at the HTTP layer.

@@ -73,6 +73,8 @@ type Server struct {
 	// crossOrigin refuses browsers' cross-site state changes on the
 	// operators' routes.
 	crossOrigin *http.CrossOriginProtection
+	// checkoutKey keys the staging checkout pages' simulate tokens.
+	checkoutKey []byte
 }
 
 // New builds the API with its routes.
@@ -90,6 +92,7 @@ func New(d Deps) (*Server, error) {
 		logins:  newLoginThrottle(d.Redis),
 
 		crossOrigin: newCrossOriginProtection(),
+		checkoutKey: d.Config.CheckoutTokenKey(),
 	}
 	if s.now == nil {
 		s.now = time.Now

@@ -299,6 +299,15 @@ func (c Config) AcquirerCallbackSecret() string {
 	return hex.EncodeToString(mac.Sum(nil))
 }
 
+// CheckoutTokenKey keys the tokens that bind a staging checkout page's
+// "Simulate payment" to its payment; derived from SECRETS_KEY, so every API
+// instance agrees on it and it is never the key itself.
+func (c Config) CheckoutTokenKey() []byte {
+	mac := hmac.New(sha256.New, c.SecretsKey)
+	mac.Write([]byte("payoutd checkout simulate token"))
+	return mac.Sum(nil)
+}
+
 // Sealer returns the encrypter of secrets at rest, keyed by SECRETS_KEY.
 func (c Config) Sealer() (*credentials.Sealer, error) {
 	if c.SecretsKey == nil {

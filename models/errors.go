@@ -84,4 +84,7 @@ var (
 	ErrNoDefaultWallet = errors.New("no default wallet configured")
 	// ErrPaymentNotPending: a simulated payment of a payment already decided.
 	ErrPaymentNotPending = errors.New("payment is no longer pending")
+	// ErrCheckoutToken: a staging simulation without the token of its
+	// payment that the checkout page carries.
+	ErrCheckoutToken = errors.New("missing or invalid checkout token; reload the checkout page")
 )
