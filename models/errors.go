@@ -29,6 +29,11 @@ var (
 
 	// Storage.
 	ErrConflict = errors.New("conflicting concurrent change; retry")
+
+	// Money. A posting that meets either is refused whole, never wrapped
+	// or applied in part.
+	ErrAmountOverflow = errors.New("amount overflow: the sum is beyond the range of stored amounts")
+	ErrBalanceLimit   = errors.New("wallet balance would pass its maximum of ±100000000000000 IDR")
 )
 
 // ValidationError is a 400: the request is malformed. Its message names the
@@ -84,4 +89,8 @@ var (
 	ErrNoDefaultWallet = errors.New("no default wallet configured")
 	// ErrPaymentNotPending: a simulated payment of a payment already decided.
 	ErrPaymentNotPending = errors.New("payment is no longer pending")
+	// ErrSettlementRefused: the settlement cannot be applied (the wallet
+	// would pass its maximum balance, a sum would overflow). It is recorded
+	// on the payment (settlement_error) for operators and not retried.
+	ErrSettlementRefused = errors.New("settlement refused")
 )
