@@ -143,7 +143,7 @@ func TestDisbursementCreateAndQuoteRefusals(t *testing.T) {
 			{"account not resolved (1000000002)", e.body("100000", sandbox.AccountUnresolved), 422, "bank account verification failed"},
 			{"e-wallet number with country prefix", e.ewalletBody("100000", "ovo", "6281234567890"), 422, "bank account verification failed"},
 			{"BIFAST below minimum", e.body("12499", "1234567890"), 422, "withdrawal amount is below minimum: 12500"},
-			{"BIFAST a fraction below minimum", e.body("12499.9999", "1234567890"), 422, "withdrawal amount is below minimum: 12500"},
+			{"BIFAST a fraction below minimum: a fraction first", e.body("12499.9999", "1234567890"), 400, "amount must be a whole number of rupiah"},
 			{"RTOL below minimum", e.body("16499", "1234567890").rtol(), 422, "withdrawal amount is below minimum: 16500"},
 			{"RTOL at the BIFAST minimum", e.body("12500", "1234567890").rtol(), 422, "withdrawal amount is below minimum: 16500"},
 			{"inquiry gateway down (1000000006)", e.body("100000", sandbox.AccountInquiryDown), 503, gatewayDownMsg},
