@@ -129,7 +129,7 @@ func TestDisbursementCreateAndQuoteRefusals(t *testing.T) {
 			status int
 			msg    string
 		}{
-			{"gross above the balance", e.body("1000000.0001", "1234567890"), 402, "Insufficient balance"},
+			{"gross above the balance", e.body("1000001", "1234567890"), 402, "Insufficient balance"},
 			{"the largest amount, well-formed", e.body("100000000000000", "1234567890"), 402, "Insufficient balance"},
 			{"wallet of another client", withWallet(e.body("100000", "1234567890"), theirs), 404, "wallet not found"},
 			{"wallet still provisioning", withWallet(e.body("100000", "1234567890"), provisioning), 404, "wallet not found"},
@@ -301,7 +301,7 @@ func TestDisbursementInsufficientAvailableBalance(t *testing.T) {
 		e.create("in-flight", e.body("600000", sandbox.AccountStaysRequested)).created(t, models.StatusRequested)
 		e.wantWallet(e.wallet, 1_000_000, 600_000)
 		before := e.snapshot()
-		e.create("too-much", e.body("400000.0001", "1234567890")).expect(t, http.StatusPaymentRequired, "Insufficient balance")
+		e.create("too-much", e.body("400001", "1234567890")).expect(t, http.StatusPaymentRequired, "Insufficient balance")
 		e.quote(e.body("500000", "1234567890")).expect(t, http.StatusPaymentRequired, "Insufficient balance")
 		e.unchanged(before)
 		e.quote(e.body("400000", "1234567890")).expect(t, http.StatusOK, "")
