@@ -47,6 +47,8 @@ var commands = []command{
 	{"disbursement cancel", "--id ID", runDisbursementCancel},
 	{"sandbox complete", "--id ID --status SUCCESS|FAILED [--reason TEXT]", runSandboxComplete},
 	{"payment simulate", "--id ID --status SUCCESS|FAILED", runPaymentSimulate},
+	{"payment show", "--id ID", runPaymentShow},
+	{"payment settle", "--id ID", runPaymentSettle},
 	{"webhook list", "--client ID [--limit N]", runWebhookList},
 	{"webhook redeliver", "--event ID", runWebhookRedeliver},
 	{"reconcile", "", runReconcile},
@@ -235,5 +237,5 @@ func runReconcile(ctx context.Context, d Deps, fs *flag.FlagSet, args []string) 
 	if err := parse(fs, args); err != nil {
 		return nil, err
 	}
-	return ledger.Reconcile(ctx, d.DB)
+	return ledger.Reconcile(ctx, d.DB, d.now())
 }

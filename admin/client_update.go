@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"strconv"
@@ -149,10 +150,16 @@ func applyClientSettings(d Deps, c *models.Client, given map[string]string) erro
 	return nil
 }
 
-// parseSetting accepts a fee or minimum: zero or a positive amount.
+// parseSetting accepts a fee or minimum: zero or a positive amount of
+// whole rupiah, so that with a whole gross (the API refuses fractions) the
+// net sent to the bank is whole too.
 func parseSetting(value string) (models.Amount, error) {
 	if value == "0" {
 		return 0, nil
 	}
-	return models.ParsePositiveAmount(value)
+	a, err := models.ParsePositiveAmount(value)
+	if err == nil && !a.IsWholeRupiah() {
+		return 0, errors.New("must be a whole number of rupiah")
+	}
+	return a, err
 }

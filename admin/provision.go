@@ -39,9 +39,20 @@ type Deps struct {
 	// changed, so that API instances drop what they cached of it
 	// (authcache.Announce); without it they notice within AUTH_CACHE_TTL.
 	ClientChanged func(ctx context.Context, clientID uuid.UUID)
+	// Now is the clock of the ledger postings and reconcile the commands
+	// make (nil: the wall clock, in UTC to the microsecond).
+	Now func() time.Time
 }
 
 func (d Deps) store() *models.Store { return models.NewStore(d.DB) }
+
+// now reads the operator commands' one clock.
+func (d Deps) now() time.Time {
+	if d.Now != nil {
+		return d.Now().UTC().Truncate(time.Microsecond)
+	}
+	return models.Now()
+}
 
 func (d Deps) clientChanged(ctx context.Context, clientID uuid.UUID) {
 	if d.ClientChanged != nil {
@@ -219,7 +230,7 @@ func AdjustWallet(ctx context.Context, d Deps, walletID uuid.UUID, amount, memo 
 	if strings.TrimSpace(memo) == "" {
 		return nil, errors.New("--memo is required: say why the balance changes")
 	}
-	w, err := ledger.Adjust(ctx, d.DB, walletID, a, memo)
+	w, err := ledger.Adjust(ctx, d.DB, d.now(), walletID, a, memo)
 	if err != nil {
 		return nil, err
 	}

@@ -189,6 +189,9 @@ func parseCreate(req disbursementRequest, key string) (payouts.CreateRequest, er
 	return payouts.CreateRequest{Params: params, IdempotencyKey: key, Memo: req.Memo, ReferenceID: req.ReferenceID}, nil
 }
 
+// amountNotWhole is the 400 for a disbursement amount with a fraction.
+const amountNotWhole = "amount must be a whole number of rupiah"
+
 // parseParams validates the compared fields; each error names its field.
 func parseParams(req disbursementRequest) (payouts.Params, error) {
 	var p payouts.Params
@@ -205,6 +208,12 @@ func parseParams(req disbursementRequest) (payouts.Params, error) {
 	}
 	if p.Amount, err = models.ParsePositiveAmount(amount); err != nil {
 		return p, models.Invalid("amount " + err.Error())
+	}
+	// No Indonesian rail (BI-FAST, RTOL, e-wallets) moves a fraction of a
+	// rupiah: refused rather than rounded, so what the merchant asked is
+	// exactly what is locked and sent ("100000.00" is whole).
+	if !p.Amount.IsWholeRupiah() {
+		return p, models.Invalid(amountNotWhole)
 	}
 	if p.BankCode, err = requiredString(req.BankCode, "bank_code"); err != nil {
 		return p, err

@@ -118,7 +118,7 @@ func TestDisbursementReplayParameterMismatch(t *testing.T) {
 		changed := func(f func(p *payoutBody)) payoutBody { p := original; f(&p); return p }
 		mismatches := map[string]payoutBody{
 			"client_wallet_id":        changed(func(p *payoutBody) { p.wallet = e.ewallet.String() }),
-			"amount":                  changed(func(p *payoutBody) { p.amount = "100000.0001" }),
+			"amount":                  changed(func(p *payoutBody) { p.amount = "100001" }),
 			"bank_code":               changed(func(p *payoutBody) { p.bank = "bri" }),
 			"account_no":              changed(func(p *payoutBody) { p.account = "1234567891" }),
 			"transfer_type":           changed(func(p *payoutBody) { p.transferType = "RTOL" }),

@@ -200,10 +200,10 @@ func TestDisbursementReviewThreshold(t *testing.T) {
 	e := setupPayouts(t, payoutSetup{completeAfter: time.Hour, funds: "2000000"})
 	ctx := context.Background()
 	e.update(map[string]string{"review-threshold": "500000"})
-	below := e.create("below", e.body("499999.9999", "1234567890")).created(t, models.StatusRequested)
+	below := e.create("below", e.body("499999", "1234567890")).created(t, models.StatusRequested)
 	at := e.create("at", e.body("500000", "1234567890")).created(t, models.StatusPendingVerification)
 	cancel := e.create("cancel", e.body("600000", "1234567890")).created(t, models.StatusPendingVerification)
-	if b, l := e.balance(e.wallet); b != models.Rupiah(2_000_000) || l != models.Rupiah(1_600_000)-1 {
+	if b, l := e.balance(e.wallet); b != models.Rupiah(2_000_000) || l != models.Rupiah(1_599_999) {
 		t.Fatalf("balance %s locked %s", b, l)
 	}
 	for _, id := range []string{at.ID, cancel.ID} {
@@ -237,7 +237,7 @@ func TestDisbursementReviewThreshold(t *testing.T) {
 	if err != nil || cancelled.Status != models.StatusCancelled {
 		t.Fatalf("cancel: %v %v", cancelled, err)
 	}
-	if b, l := e.balance(e.wallet); b != models.Rupiah(2_000_000) || l != models.Rupiah(1_000_000)-1 {
+	if b, l := e.balance(e.wallet); b != models.Rupiah(2_000_000) || l != models.Rupiah(999_999) {
 		t.Fatalf("after cancel: balance %s locked %s", b, l)
 	}
 	e.create("cancel", e.body("600000", "1234567890")).replayed(t, http.StatusConflict, "disbursement was cancelled")

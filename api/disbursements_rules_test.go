@@ -129,7 +129,7 @@ func TestDisbursementCreateAndQuoteRefusals(t *testing.T) {
 			status int
 			msg    string
 		}{
-			{"gross above the balance", e.body("1000000.0001", "1234567890"), 402, "Insufficient balance"},
+			{"gross above the balance", e.body("1000001", "1234567890"), 402, "Insufficient balance"},
 			{"the largest amount, well-formed", e.body("100000000000000", "1234567890"), 402, "Insufficient balance"},
 			{"wallet of another client", withWallet(e.body("100000", "1234567890"), theirs), 404, "wallet not found"},
 			{"wallet still provisioning", withWallet(e.body("100000", "1234567890"), provisioning), 404, "wallet not found"},
@@ -143,7 +143,7 @@ func TestDisbursementCreateAndQuoteRefusals(t *testing.T) {
 			{"account not resolved (1000000002)", e.body("100000", sandbox.AccountUnresolved), 422, "bank account verification failed"},
 			{"e-wallet number with country prefix", e.ewalletBody("100000", "ovo", "6281234567890"), 422, "bank account verification failed"},
 			{"BIFAST below minimum", e.body("12499", "1234567890"), 422, "withdrawal amount is below minimum: 12500"},
-			{"BIFAST a fraction below minimum", e.body("12499.9999", "1234567890"), 422, "withdrawal amount is below minimum: 12500"},
+			{"BIFAST a fraction below minimum: a fraction first", e.body("12499.9999", "1234567890"), 400, "amount must be a whole number of rupiah"},
 			{"RTOL below minimum", e.body("16499", "1234567890").rtol(), 422, "withdrawal amount is below minimum: 16500"},
 			{"RTOL at the BIFAST minimum", e.body("12500", "1234567890").rtol(), 422, "withdrawal amount is below minimum: 16500"},
 			{"inquiry gateway down (1000000006)", e.body("100000", sandbox.AccountInquiryDown), 503, gatewayDownMsg},
@@ -301,7 +301,7 @@ func TestDisbursementInsufficientAvailableBalance(t *testing.T) {
 		e.create("in-flight", e.body("600000", sandbox.AccountStaysRequested)).created(t, models.StatusRequested)
 		e.wantWallet(e.wallet, 1_000_000, 600_000)
 		before := e.snapshot()
-		e.create("too-much", e.body("400000.0001", "1234567890")).expect(t, http.StatusPaymentRequired, "Insufficient balance")
+		e.create("too-much", e.body("400001", "1234567890")).expect(t, http.StatusPaymentRequired, "Insufficient balance")
 		e.quote(e.body("500000", "1234567890")).expect(t, http.StatusPaymentRequired, "Insufficient balance")
 		e.unchanged(before)
 		e.quote(e.body("400000", "1234567890")).expect(t, http.StatusOK, "")

@@ -71,7 +71,7 @@ func TestPaymentsSettleThenPayOut(t *testing.T) {
 	if balance, _ := e.balance(e.wallet); balance != net-models.Rupiah(100_000) {
 		t.Fatalf("after the payout: balance %s", balance)
 	}
-	report2, err := ledger.Reconcile(ctx, e.db)
+	report2, err := ledger.Reconcile(ctx, e.db, e.clock.Now())
 	if err != nil || !report2.OK {
 		t.Fatalf("reconcile at the end of the day: %+v %v", report2, err)
 	}

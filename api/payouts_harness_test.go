@@ -548,7 +548,7 @@ func (e *payoutEnv) balance(wallet uuid.UUID) (balance, locked models.Amount) {
 
 func (e *payoutEnv) reconciled() {
 	e.t.Helper()
-	report, err := ledger.Reconcile(context.Background(), e.db)
+	report, err := ledger.Reconcile(context.Background(), e.db, e.clock.Now())
 	if err != nil {
 		e.t.Fatal(err)
 	}

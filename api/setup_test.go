@@ -123,7 +123,7 @@ func setup(t testing.TB, opts ...setupOptions) *bundle {
 	}
 	t.Cleanup(func() { srv.Close() })
 	return &bundle{t: t, db: db, redis: rdb, server: srv, env: o.env, now: o.now, metrics: m,
-		admin: admin.Deps{DB: db, Sealer: sealer, Env: o.env, Vendors: registry, ClientChanged: srv.ForgetClient}}
+		admin: admin.Deps{DB: db, Sealer: sealer, Env: o.env, Vendors: registry, ClientChanged: srv.ForgetClient, Payments: srv.payments, Now: o.now}}
 }
 
 // merchant is a client made through the admin functions, as operators do.

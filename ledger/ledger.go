@@ -47,9 +47,11 @@ type Release struct {
 
 // Post writes p inside tx and applies each wallet entry to the wallet's
 // balance. tx must be a transaction: the entries and the balances commit
-// together or not at all. It returns the ledger transaction id.
-func Post(tx *gorm.DB, p Posting) (uuid.UUID, error) {
-	ids, err := PostAll(tx, []Posting{p}, nil)
+// together or not at all. now is the caller's clock (the service's
+// injected one): the ledger never reads the wall clock. It returns the
+// ledger transaction id.
+func Post(tx *gorm.DB, now time.Time, p Posting) (uuid.UUID, error) {
+	ids, err := PostAll(tx, now, []Posting{p}, nil)
 	if err != nil {
 		return uuid.Nil, err
 	}
@@ -63,13 +65,18 @@ func Post(tx *gorm.DB, p Posting) (uuid.UUID, error) {
 // order. Each release takes its amount off the wallet's lock in that same
 // update, guarded so that a lock never goes negative. It returns the ledger
 // transaction ids in the order of ps.
-func PostAll(tx *gorm.DB, ps []Posting, releases []Release) ([]uuid.UUID, error) {
+//
+// Every sum is checked: a posting whose sums overflow is refused with
+// models.ErrAmountOverflow, one that would take a wallet's balance past
+// ±models.MaxBalance with models.ErrBalanceLimit, before anything is
+// written to that wallet (the caller's transaction then rolls back).
+func PostAll(tx *gorm.DB, now time.Time, ps []Posting, releases []Release) ([]uuid.UUID, error) {
 	for _, p := range ps {
 		if err := checkBalanced(p); err != nil {
 			return nil, err
 		}
 	}
-	now := models.Now()
+	now = now.UTC().Truncate(time.Microsecond)
 	txns := make([]models.LedgerTransaction, len(ps))
 	ids := make([]uuid.UUID, len(ps))
 	var entries []models.LedgerEntry
@@ -87,12 +94,24 @@ func PostAll(tx *gorm.DB, ps []Posting, releases []Release) ([]uuid.UUID, error)
 			entries = append(entries, models.LedgerEntry{TransactionID: ids[i], Account: e.Account, Amount: e.Amount, CreatedAt: now})
 			if walletID, ok := walletOf(e.Account); ok {
 				c := change(walletID)
-				c.balance += e.Amount
+				var err error
+				if c.balance, err = c.balance.Add(e.Amount); err != nil {
+					return nil, fmt.Errorf("wallet %s: %w", walletID, err)
+				}
 			}
 		}
 	}
 	for _, r := range releases {
-		change(r.WalletID).release += r.Amount
+		c := change(r.WalletID)
+		var err error
+		if c.release, err = c.release.Add(r.Amount); err != nil {
+			return nil, fmt.Errorf("release of wallet %s: %w", r.WalletID, err)
+		}
+	}
+	for id, c := range changes {
+		if err := c.check(id); err != nil {
+			return nil, err
+		}
 	}
 	if len(txns) > 0 {
 		if err := tx.Create(&txns).Error; err != nil {
@@ -126,6 +145,11 @@ func checkBalanced(p Posting) error {
 		if e.Amount == 0 {
 			return errors.New("ledger entry of zero")
 		}
+		// No entry can exceed what a balance may hold; this also keeps
+		// every stored entry within what the database accepts.
+		if !e.Amount.WithinBalanceRange() {
+			return fmt.Errorf("%w: ledger entry of %s to %s", models.ErrAmountOverflow, e.Amount, e.Account)
+		}
 		var err error
 		if sum, err = sum.Add(e.Amount); err != nil {
 			return err
@@ -143,26 +167,52 @@ type walletChange struct {
 	release models.Amount // taken off the lock
 }
 
-func (c walletChange) apply(tx *gorm.DB, id uuid.UUID, now time.Time) error {
-	if c.release == 0 {
-		res := tx.Exec(`UPDATE wallets SET balance = balance + ?, updated_at = ? WHERE id = ?`, int64(c.balance), now, id)
-		if res.Error != nil {
-			return res.Error
-		}
-		if res.RowsAffected != 1 {
-			return models.ErrWalletNotFound
-		}
-		return nil
+// check refuses a change no wallet within its range could take: the
+// balance change more than twice MaxBalance, or a release outside
+// [0, MaxBalance]. What remains cannot overflow BIGINT in apply's
+// arithmetic (|balance| + |change| <= 3 * 10^18).
+func (c walletChange) check(id uuid.UUID) error {
+	if c.balance > 2*models.MaxBalance || c.balance < -2*models.MaxBalance {
+		return fmt.Errorf("%w: wallet %s cannot take a change of %s", models.ErrBalanceLimit, id, c.balance)
 	}
-	res := tx.Exec(`UPDATE wallets SET balance = balance + ?, locked = locked - ?, updated_at = ? WHERE id = ? AND locked >= ?`,
-		int64(c.balance), int64(c.release), now, id, int64(c.release))
+	if c.release < 0 || c.release > models.MaxBalance {
+		return fmt.Errorf("release lock: wallet %s: %s is not a lock", id, c.release)
+	}
+	return nil
+}
+
+// apply changes the wallet's balance (and lock) in one guarded update:
+// the new balance must stay within ±MaxBalance and the lock cover the
+// release, else nothing changes and the error says which.
+func (c walletChange) apply(tx *gorm.DB, id uuid.UUID, now time.Time) error {
+	lo, hi := int64(-models.MaxBalance), int64(models.MaxBalance)
+	var res *gorm.DB
+	if c.release == 0 {
+		res = tx.Exec(`UPDATE wallets SET balance = balance + ?, updated_at = ? WHERE id = ? AND balance + ? BETWEEN ? AND ?`,
+			int64(c.balance), now, id, int64(c.balance), lo, hi)
+	} else {
+		res = tx.Exec(`UPDATE wallets SET balance = balance + ?, locked = locked - ?, updated_at = ?
+			WHERE id = ? AND locked >= ? AND balance + ? BETWEEN ? AND ?`,
+			int64(c.balance), int64(c.release), now, id, int64(c.release), int64(c.balance), lo, hi)
+	}
 	if res.Error != nil {
 		return res.Error
 	}
-	if res.RowsAffected != 1 {
-		return fmt.Errorf("release lock: wallet %s is missing or holds less than %s locked", id, c.release)
+	if res.RowsAffected == 1 {
+		return nil
 	}
-	return nil
+	var w models.Wallet
+	if err := tx.Select("balance", "locked").Where("id = ?", id).Take(&w).Error; err != nil {
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return models.ErrWalletNotFound
+		}
+		return err
+	}
+	if w.Locked < c.release {
+		return fmt.Errorf("release lock: wallet %s holds %s locked, less than %s", id, w.Locked, c.release)
+	}
+	return fmt.Errorf("%w: wallet %s holds %s, a change of %s would make it %s",
+		models.ErrBalanceLimit, id, w.Balance.Fixed4(), c.balance.Fixed4(), (w.Balance + c.balance).Fixed4())
 }
 
 func walletOf(account string) (uuid.UUID, bool) {
@@ -175,9 +225,9 @@ func walletOf(account string) (uuid.UUID, bool) {
 }
 
 // Adjust changes a wallet's balance by amount (an operator's correction or
-// a funding), against models.AccountAdjustments, and returns the wallet as
-// it is afterwards.
-func Adjust(ctx context.Context, db *gorm.DB, walletID uuid.UUID, amount models.Amount, memo string) (*models.Wallet, error) {
+// a funding), against models.AccountAdjustments, at now (the caller's
+// clock), and returns the wallet as it is afterwards.
+func Adjust(ctx context.Context, db *gorm.DB, now time.Time, walletID uuid.UUID, amount models.Amount, memo string) (*models.Wallet, error) {
 	var wallet models.Wallet
 	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Where("id = ?", walletID).Take(&wallet).Error; err != nil {
@@ -186,12 +236,16 @@ func Adjust(ctx context.Context, db *gorm.DB, walletID uuid.UUID, amount models.
 			}
 			return err
 		}
-		_, err := Post(tx, Posting{
+		neg, err := amount.Neg()
+		if err != nil {
+			return err
+		}
+		_, err = Post(tx, now, Posting{
 			Kind: "adjustment",
 			Memo: memo,
 			Entries: []Entry{
 				{Account: models.WalletAccount(walletID), Amount: amount},
-				{Account: models.AccountAdjustments, Amount: -amount},
+				{Account: models.AccountAdjustments, Amount: neg},
 			},
 		})
 		if err != nil {

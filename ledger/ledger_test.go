@@ -36,7 +36,7 @@ func TestAdjustWritesBalancedEntriesWithTheBalance(t *testing.T) {
 	w := newWallet(t, db)
 	ctx := context.Background()
 	for _, a := range []models.Amount{models.Rupiah(100_000), -models.Rupiah(2_500), 5} {
-		if _, err := ledger.Adjust(ctx, db, w.ID, a, "test"); err != nil {
+		if _, err := ledger.Adjust(ctx, db, models.Now(), w.ID, a, "test"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -59,7 +59,7 @@ func TestAdjustWritesBalancedEntriesWithTheBalance(t *testing.T) {
 	if sum != 0 {
 		t.Fatalf("ledger sums to %s, want 0", sum)
 	}
-	report, err := ledger.Reconcile(ctx, db)
+	report, err := ledger.Reconcile(ctx, db, models.Now())
 	if err != nil || !report.OK {
 		t.Fatalf("reconcile: %v %+v", err, report)
 	}
@@ -80,7 +80,7 @@ func TestPostRefusesUnbalancedPostings(t *testing.T) {
 	for name, entries := range cases {
 		t.Run(name, func(t *testing.T) {
 			err := db.Transaction(func(tx *gorm.DB) error {
-				_, err := ledger.Post(tx, ledger.Posting{Kind: "test", Entries: entries})
+				_, err := ledger.Post(tx, models.Now(), ledger.Posting{Kind: "test", Entries: entries})
 				return err
 			})
 			if err == nil {
@@ -98,7 +98,7 @@ func TestPostRefusesUnbalancedPostings(t *testing.T) {
 func TestAdjustUnknownWalletWritesNothing(t *testing.T) {
 	t.Parallel()
 	db := testenv.DB(t)
-	_, err := ledger.Adjust(context.Background(), db, models.NewID(), 100, "x")
+	_, err := ledger.Adjust(context.Background(), db, models.Now(), models.NewID(), 100, "x")
 	if !errors.Is(err, models.ErrWalletNotFound) {
 		t.Fatalf("err %v, want ErrWalletNotFound", err)
 	}
@@ -113,7 +113,7 @@ func TestLedgerIsAppendOnly(t *testing.T) {
 	t.Parallel()
 	db := testenv.DB(t)
 	w := newWallet(t, db)
-	if _, err := ledger.Adjust(context.Background(), db, w.ID, 100, "x"); err != nil {
+	if _, err := ledger.Adjust(context.Background(), db, models.Now(), w.ID, 100, "x"); err != nil {
 		t.Fatal(err)
 	}
 	for _, stmt := range []string{
@@ -138,7 +138,7 @@ func TestPostAllSumsPerWalletAndGuardsLocks(t *testing.T) {
 	a, b := newWallet(t, db), newWallet(t, db)
 	ctx := context.Background()
 	for _, w := range []*models.Wallet{a, b} {
-		if _, err := ledger.Adjust(ctx, db, w.ID, models.Rupiah(1_000_000), "funding"); err != nil {
+		if _, err := ledger.Adjust(ctx, db, models.Now(), w.ID, models.Rupiah(1_000_000), "funding"); err != nil {
 			t.Fatal(err)
 		}
 		if err := db.Exec(`UPDATE wallets SET locked = ? WHERE id = ?`, int64(models.Rupiah(300_000)), w.ID).Error; err != nil {
@@ -156,7 +156,7 @@ func TestPostAllSumsPerWalletAndGuardsLocks(t *testing.T) {
 		{WalletID: a.ID, Amount: models.Rupiah(100_000)}}
 	var ids []uuid.UUID
 	err := db.Transaction(func(tx *gorm.DB) (err error) {
-		ids, err = ledger.PostAll(tx, postings, releases)
+		ids, err = ledger.PostAll(tx, models.Now(), postings, releases)
 		return err
 	})
 	if err != nil {
@@ -182,7 +182,7 @@ func TestPostAllSumsPerWalletAndGuardsLocks(t *testing.T) {
 	var before int64
 	db.Model(&models.LedgerEntry{}).Count(&before)
 	err = db.Transaction(func(tx *gorm.DB) error {
-		_, err := ledger.PostAll(tx, []ledger.Posting{payout(a, models.Rupiah(200_000))},
+		_, err := ledger.PostAll(tx, models.Now(), []ledger.Posting{payout(a, models.Rupiah(200_000))},
 			[]ledger.Release{{WalletID: a.ID, Amount: models.Rupiah(200_000)}})
 		return err
 	})

@@ -3,9 +3,14 @@ package ledger
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
+	"math/big"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/shopspring/decimal"
 	"gorm.io/gorm"
 
 	"github.com/payoutd/payoutd/database"
@@ -15,7 +20,10 @@ import (
 // Report is the outcome of Reconcile. OK is false when any invariant fails;
 // Problems says which, one line each.
 type Report struct {
-	OK             bool              `json:"ok"`
+	OK bool `json:"ok"`
+	// CheckedAt is the caller's clock when the check ran; the warnings
+	// about overdue work are judged by it.
+	CheckedAt      time.Time         `json:"checked_at"`
 	Wallets        int               `json:"wallets_checked"`
 	Transactions   int               `json:"transactions_checked"`
 	SystemAccounts map[string]string `json:"system_accounts"`
@@ -29,7 +37,7 @@ type Report struct {
 // names it.
 const StuckAfter = time.Hour
 
-// Reconcile checks that
+// Reconcile checks, as of now (the caller's clock), that
 //   - every ledger transaction sums to zero, and so the whole ledger does;
 //   - each wallet's balance equals the sum of its entries;
 //   - each wallet's lock equals the gross of its non-terminal disbursements
@@ -37,24 +45,31 @@ const StuckAfter = time.Hour
 //   - each vendor's clearing account equals the net of its paid
 //     disbursements, and the payout fees their fees;
 //   - the acquirer clearing account equals minus the price of settled
-//     payments, and the settlement fees their fees.
+//     payments, and the settlement fees their fees;
+//   - no settlement was refused (payments' settlement_error).
+//
+// Sums are exact whatever they add up to (see sumSQL): a figure beyond
+// int64 is shown, never an error, and a stored value that cannot be an
+// amount (a REAL on SQLite) is a failed invariant naming its row.
 //
 // It reads in one transaction so the figures are from one moment: on
 // PostgreSQL a read-only REPEATABLE READ one, whose snapshot every statement
 // shares (at READ COMMITTED a payout paid between two of its reads would be
 // a false problem); SQLite runs it alone on its one connection.
-func Reconcile(ctx context.Context, db *gorm.DB) (*Report, error) {
-	report := &Report{SystemAccounts: map[string]string{}, Problems: []string{}, Warnings: []string{}}
+func Reconcile(ctx context.Context, db *gorm.DB, now time.Time) (*Report, error) {
+	report := &Report{CheckedAt: now.UTC(), SystemAccounts: map[string]string{}, Problems: []string{}, Warnings: []string{}}
 	var opts []*sql.TxOptions
-	if database.DialectOfDB(db) == database.Postgres {
+	dialect := database.DialectOfDB(db)
+	if dialect == database.Postgres {
 		opts = append(opts, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
 	}
+	r := &reconciler{report: report, dialect: dialect, now: report.CheckedAt}
 	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		for _, check := range []func(*gorm.DB, *Report) error{
-			checkTransactions, checkWallets, checkLocks, checkPayoutAccounts, checkSettlements,
-			warnStuckPayouts, warnUnsettled, warnLateResults, systemBalances,
+		for _, check := range []func(*gorm.DB) error{
+			r.checkTransactions, r.checkWallets, r.checkLocks, r.checkPayoutAccounts, r.checkSettlements,
+			r.refusedSettlements, r.warnStuckPayouts, r.warnUnsettled, r.warnLateResults, r.warnHeldPayments, r.systemBalances,
 		} {
-			if err := check(tx, report); err != nil {
+			if err := check(tx); err != nil {
 				return err
 			}
 		}
@@ -67,26 +82,131 @@ func Reconcile(ctx context.Context, db *gorm.DB) (*Report, error) {
 	return report, nil
 }
 
-func checkTransactions(tx *gorm.DB, report *Report) error {
+// reconciler is one run of Reconcile.
+type reconciler struct {
+	report  *Report
+	dialect database.Dialect
+	now     time.Time
+}
+
+func (r *reconciler) problem(format string, args ...any) {
+	r.report.Problems = append(r.report.Problems, fmt.Sprintf(format, args...))
+}
+
+// sumSQL is an exact SUM of an integer column that cannot overflow, read
+// with a total. PostgreSQL's SUM(bigint) is numeric, read as text. SQLite's
+// SUM fails with "integer overflow" past int64, so it adds the high and the
+// low 32 bits of each value apart (neither sum can overflow before 2^31
+// rows) as "hi:lo", which total combines exactly; a REAL among the values
+// makes a sum that total refuses as impossible.
+func (r *reconciler) sumSQL(col string) string {
+	if r.dialect == database.Postgres {
+		return "CAST(SUM(" + col + ") AS TEXT)"
+	}
+	return "(CAST(SUM(" + col + " / 4294967296) AS TEXT) || ':' || CAST(SUM(" + col + " % 4294967296) AS TEXT))"
+}
+
+// nonZeroSQL is true for a group whose sum may be non-zero: exact on
+// PostgreSQL, a superset on SQLite (hi and lo may cancel out), which the
+// caller narrows with the exact total.
+func (r *reconciler) nonZeroSQL(col string) string {
+	if r.dialect == database.Postgres {
+		return "SUM(" + col + ") <> 0"
+	}
+	return "SUM(" + col + " / 4294967296) <> 0 OR SUM(" + col + " % 4294967296) <> 0"
+}
+
+// total is an exact sum or stored amount as read: nil (no rows) is zero;
+// Bad holds what was read when it cannot be an integer amount.
+type total struct {
+	V   big.Int
+	Bad string
+}
+
+var two32 = big.NewInt(1 << 32)
+
+// Value implements driver.Valuer, which gorm needs to read a total as one
+// column; a total is never written.
+func (t total) Value() (driver.Value, error) { return t.V.String(), nil }
+
+// Scan implements sql.Scanner.
+func (t *total) Scan(src any) error {
+	t.V.SetInt64(0)
+	t.Bad = ""
+	var text string
+	switch v := src.(type) {
+	case nil:
+		return nil
+	case int64:
+		t.V.SetInt64(v)
+		return nil
+	case []byte:
+		text = string(v)
+	case string:
+		text = v
+	default:
+		t.Bad = fmt.Sprint(v)
+		return nil
+	}
+	hi, lo, split := strings.Cut(text, ":")
+	if !split {
+		if _, ok := t.V.SetString(text, 10); !ok {
+			t.Bad = text
+		}
+		return nil
+	}
+	var h, l big.Int
+	if _, ok := h.SetString(hi, 10); !ok {
+		t.Bad = text
+		return nil
+	}
+	if _, ok := l.SetString(lo, 10); !ok {
+		t.Bad = text
+		return nil
+	}
+	t.V.Add(h.Mul(&h, two32), &l)
+	return nil
+}
+
+// String renders the total as a balance, "100000.0000", however large.
+func (t *total) String() string {
+	if t.Bad != "" {
+		return fmt.Sprintf("%q (not an integer amount)", t.Bad)
+	}
+	return decimal.NewFromBigInt(&t.V, -models.AmountScale).StringFixed(models.AmountScale)
+}
+
+func (t *total) equal(o *total) bool { return t.Bad == "" && o.Bad == "" && t.V.Cmp(&o.V) == 0 }
+
+func (t *total) isZero() bool { return t.Bad == "" && t.V.Sign() == 0 }
+
+func (t *total) neg() *total {
+	n := &total{Bad: t.Bad}
+	n.V.Neg(&t.V)
+	return n
+}
+
+func (r *reconciler) checkTransactions(tx *gorm.DB) error {
 	var count int64
 	if err := tx.Model(&models.LedgerTransaction{}).Count(&count).Error; err != nil {
 		return err
 	}
-	report.Transactions = int(count)
+	r.report.Transactions = int(count)
 	var unbalanced []struct {
 		TransactionID string
-		Total         int64
+		Total         total
 	}
 	err := tx.Model(&models.LedgerEntry{}).
-		Select("transaction_id, SUM(amount) AS total").
-		Group("transaction_id").Having("SUM(amount) <> 0").
+		Select("transaction_id, " + r.sumSQL("amount") + " AS total").
+		Group("transaction_id").Having(r.nonZeroSQL("amount")).
 		Scan(&unbalanced).Error
 	if err != nil {
 		return err
 	}
 	for _, u := range unbalanced {
-		report.Problems = append(report.Problems,
-			fmt.Sprintf("ledger transaction %s does not balance: entries sum to %s", u.TransactionID, models.Amount(u.Total)))
+		if !u.Total.isZero() {
+			r.problem("ledger transaction %s does not balance: entries sum to %s", u.TransactionID, u.Total.String())
+		}
 	}
 	var orphans int64
 	err = tx.Model(&models.LedgerTransaction{}).
@@ -96,53 +216,61 @@ func checkTransactions(tx *gorm.DB, report *Report) error {
 		return err
 	}
 	if orphans > 0 {
-		report.Problems = append(report.Problems, fmt.Sprintf("%d ledger transactions have no entries", orphans))
+		r.problem("%d ledger transactions have no entries", orphans)
 	}
 	return nil
 }
 
-func checkWallets(tx *gorm.DB, report *Report) error {
+func (r *reconciler) checkWallets(tx *gorm.DB) error {
 	var rows []struct {
 		ID      string
-		Balance int64
-		Locked  int64
-		Entries int64
+		Balance total
+		Locked  total
+		Entries total
 	}
 	err := tx.Raw(`SELECT w.id, w.balance, w.locked,
-	        COALESCE((SELECT SUM(e.amount) FROM ledger_entries e WHERE e.account = 'wallet:' || w.id), 0) AS entries
+	        (SELECT ` + r.sumSQL("e.amount") + ` FROM ledger_entries e WHERE e.account = 'wallet:' || w.id) AS entries
 	        FROM wallets w ORDER BY w.id`).Scan(&rows).Error
 	if err != nil {
 		return err
 	}
-	report.Wallets = len(rows)
-	for _, r := range rows {
-		if r.Balance != r.Entries {
-			report.Problems = append(report.Problems, fmt.Sprintf(
-				"wallet %s: balance %s differs from the sum of its ledger entries %s",
-				r.ID, models.Amount(r.Balance).Fixed4(), models.Amount(r.Entries).Fixed4()))
+	r.report.Wallets = len(rows)
+	limit := &total{}
+	limit.V.SetInt64(int64(models.MaxBalance))
+	for _, w := range rows {
+		if !w.Balance.equal(&w.Entries) {
+			r.problem("wallet %s: balance %s differs from the sum of its ledger entries %s", w.ID, w.Balance.String(), w.Entries.String())
 		}
-		if r.Locked < 0 {
-			report.Problems = append(report.Problems, fmt.Sprintf("wallet %s: negative lock %s", r.ID, models.Amount(r.Locked).Fixed4()))
+		if w.Locked.Bad == "" && w.Locked.V.Sign() < 0 {
+			r.problem("wallet %s: negative lock %s", w.ID, w.Locked.String())
+		}
+		for _, v := range []struct {
+			name string
+			t    *total
+		}{{"balance", &w.Balance}, {"lock", &w.Locked}} {
+			if v.t.Bad != "" || new(big.Int).Abs(&v.t.V).Cmp(&limit.V) > 0 {
+				r.problem("wallet %s: %s %s is outside ±%s", w.ID, v.name, v.t.String(), limit.String())
+			}
 		}
 	}
 	return nil
 }
 
-func systemBalances(tx *gorm.DB, report *Report) error {
+func (r *reconciler) systemBalances(tx *gorm.DB) error {
 	var rows []struct {
 		Account string
-		Total   int64
+		Total   total
 	}
 	err := tx.Model(&models.LedgerEntry{}).
-		Select("account, SUM(amount) AS total").
+		Select("account, "+r.sumSQL("amount")+" AS total").
 		Where("account LIKE ?", "system:%").
 		Group("account").Order("account").
 		Scan(&rows).Error
 	if err != nil {
 		return err
 	}
-	for _, r := range rows {
-		report.SystemAccounts[r.Account] = models.Amount(r.Total).Fixed4()
+	for _, a := range rows {
+		r.report.SystemAccounts[a.Account] = a.Total.String()
 	}
 	return nil
 }
@@ -150,23 +278,21 @@ func systemBalances(tx *gorm.DB, report *Report) error {
 // openStatuses hold a lock.
 var openStatuses = []models.DisbursementStatus{models.StatusPendingVerification, models.StatusVerified, models.StatusRequested}
 
-func checkLocks(tx *gorm.DB, report *Report) error {
+func (r *reconciler) checkLocks(tx *gorm.DB) error {
 	var rows []struct {
 		ID     string
-		Locked int64
-		Open   int64
+		Locked total
+		Open   total
 	}
 	err := tx.Raw(`SELECT w.id, w.locked,
-	        COALESCE((SELECT SUM(d.amount) FROM disbursements d WHERE d.wallet_id = w.id AND d.status IN ?), 0) AS open
+	        (SELECT `+r.sumSQL("d.amount")+` FROM disbursements d WHERE d.wallet_id = w.id AND d.status IN ?) AS open
 	        FROM wallets w ORDER BY w.id`, openStatuses).Scan(&rows).Error
 	if err != nil {
 		return err
 	}
-	for _, r := range rows {
-		if r.Locked != r.Open {
-			report.Problems = append(report.Problems, fmt.Sprintf(
-				"wallet %s: locked %s differs from the gross of its open disbursements %s",
-				r.ID, models.Amount(r.Locked).Fixed4(), models.Amount(r.Open).Fixed4()))
+	for _, w := range rows {
+		if !w.Locked.equal(&w.Open) {
+			r.problem("wallet %s: locked %s differs from the gross of its open disbursements %s", w.ID, w.Locked.String(), w.Open.String())
 		}
 	}
 	return nil
@@ -174,64 +300,70 @@ func checkLocks(tx *gorm.DB, report *Report) error {
 
 // checkPayoutAccounts compares the vendor clearing accounts with the net of
 // paid disbursements, and the fee account with their fees.
-func checkPayoutAccounts(tx *gorm.DB, report *Report) error {
+func (r *reconciler) checkPayoutAccounts(tx *gorm.DB) error {
 	var paid []struct {
 		Vendor string
-		Net    int64
-		Fees   int64
+		Net    total
+		Fees   total
 	}
-	err := tx.Model(&models.Disbursement{}).Select("vendor, SUM(net_amount) AS net, SUM(platform_fee) AS fees").
+	err := tx.Model(&models.Disbursement{}).Select("vendor, "+r.sumSQL("net_amount")+" AS net, "+r.sumSQL("platform_fee")+" AS fees").
 		Where("status = ?", models.StatusSuccess).Group("vendor").Scan(&paid).Error
 	if err != nil {
 		return err
 	}
-	var feesPaid int64
-	expected := map[string]int64{}
-	for _, p := range paid {
-		expected[models.VendorClearingAccount(p.Vendor)] = p.Net
-		feesPaid += p.Fees
+	feesPaid := &total{}
+	expected := map[string]*total{}
+	for i, p := range paid {
+		expected[models.VendorClearingAccount(p.Vendor)] = &paid[i].Net
+		if p.Fees.Bad != "" {
+			feesPaid.Bad = p.Fees.Bad
+		}
+		feesPaid.V.Add(&feesPaid.V, &p.Fees.V)
 	}
 	var clearing []struct {
 		Account string
-		Total   int64
+		Total   total
 	}
-	err = tx.Model(&models.LedgerEntry{}).Select("account, SUM(amount) AS total").
+	err = tx.Model(&models.LedgerEntry{}).Select("account, "+r.sumSQL("amount")+" AS total").
 		Where("account LIKE ?", models.AccountVendorClearingPrefix+"%").Group("account").Scan(&clearing).Error
 	if err != nil {
 		return err
 	}
-	for _, c := range clearing {
+	got := map[string]*total{}
+	for i, c := range clearing {
+		got[c.Account] = &clearing[i].Total
 		if _, ok := expected[c.Account]; !ok {
-			expected[c.Account] = 0
+			expected[c.Account] = &total{}
 		}
 	}
-	for account, want := range expected {
-		var got int64
-		for _, c := range clearing {
-			if c.Account == account {
-				got = c.Total
-			}
+	accounts := make([]string, 0, len(expected))
+	for account := range expected {
+		accounts = append(accounts, account)
+	}
+	slices.Sort(accounts)
+	for _, account := range accounts {
+		have := got[account]
+		if have == nil {
+			have = &total{}
 		}
-		if got != want {
-			report.Problems = append(report.Problems, fmt.Sprintf("%s: %s differs from the net of paid disbursements %s",
-				account, models.Amount(got).Fixed4(), models.Amount(want).Fixed4()))
+		if want := expected[account]; !have.equal(want) {
+			r.problem("%s: %s differs from the net of paid disbursements %s", account, have.String(), want.String())
 		}
 	}
-	return compareFees(tx, report, "payout", feesPaid, "paid disbursements")
+	return r.compareFees(tx, "payout", feesPaid, "paid disbursements")
 }
 
 // compareFees compares the platform fee entries of one kind of posting
 // with the fees they should add up to.
-func compareFees(tx *gorm.DB, report *Report, kind string, want int64, of string) error {
-	var got int64
-	err := tx.Raw(`SELECT COALESCE(SUM(e.amount), 0) FROM ledger_entries e JOIN ledger_transactions t ON t.id = e.transaction_id
-	        WHERE e.account = ? AND t.kind = ?`, models.AccountPlatformFees, kind).Scan(&got).Error
+func (r *reconciler) compareFees(tx *gorm.DB, kind string, want *total, of string) error {
+	var got total
+	err := tx.Raw(`SELECT `+r.sumSQL("e.amount")+` FROM ledger_entries e JOIN ledger_transactions t ON t.id = e.transaction_id
+	        WHERE e.account = ? AND t.kind = ?`, models.AccountPlatformFees, kind).Row().Scan(&got)
 	if err != nil {
 		return err
 	}
-	if got != want {
-		report.Problems = append(report.Problems, fmt.Sprintf("%s: %s fees %s differ from the fees of %s %s",
-			models.AccountPlatformFees, kind, models.Amount(got).Fixed4(), of, models.Amount(want).Fixed4()))
+	if !got.equal(want) {
+		r.problem("%s: %s fees %s differ from the fees of %s %s", models.AccountPlatformFees, kind, got.String(), of, want.String())
 	}
 	return nil
 }
@@ -239,60 +371,74 @@ func compareFees(tx *gorm.DB, report *Report, kind string, want int64, of string
 // checkSettlements compares the acquirer clearing account with the
 // settled payments (each settlement takes its price from it) and the
 // settlement fees with theirs.
-func checkSettlements(tx *gorm.DB, report *Report) error {
-	var settled struct {
-		Amount int64
-		Fees   int64
-	}
-	err := tx.Model(&models.Payment{}).Select("COALESCE(SUM(amount), 0) AS amount, COALESCE(SUM(platform_fee), 0) AS fees").
-		Where("settled_at IS NOT NULL").Scan(&settled).Error
+func (r *reconciler) checkSettlements(tx *gorm.DB) error {
+	var settled, fees, clearing total
+	err := tx.Model(&models.Payment{}).Select(r.sumSQL("amount")+", "+r.sumSQL("platform_fee")).
+		Where("settled_at IS NOT NULL").Row().Scan(&settled, &fees)
 	if err != nil {
 		return err
 	}
-	var clearing int64
-	err = tx.Model(&models.LedgerEntry{}).Select("COALESCE(SUM(amount), 0)").Where("account = ?", models.AccountAcquirerClearing).Scan(&clearing).Error
+	err = tx.Model(&models.LedgerEntry{}).Select(r.sumSQL("amount")).Where("account = ?", models.AccountAcquirerClearing).Row().Scan(&clearing)
 	if err != nil {
 		return err
 	}
-	if clearing != -settled.Amount {
-		report.Problems = append(report.Problems, fmt.Sprintf("%s: %s differs from minus the price of settled payments %s",
-			models.AccountAcquirerClearing, models.Amount(clearing).Fixed4(), models.Amount(-settled.Amount).Fixed4()))
+	if want := settled.neg(); !clearing.equal(want) {
+		r.problem("%s: %s differs from minus the price of settled payments %s", models.AccountAcquirerClearing, clearing.String(), want.String())
 	}
-	return compareFees(tx, report, "settlement", settled.Fees, "settled payments")
+	return r.compareFees(tx, "settlement", &fees, "settled payments")
+}
+
+// refusedSettlements names payments whose settlement the ledger refused:
+// paid, not credited, waiting for an operator (payoutd admin payment
+// settle once the cause is resolved).
+func (r *reconciler) refusedSettlements(tx *gorm.DB) error {
+	var refused []struct {
+		ID              string
+		SettlementError string
+	}
+	err := tx.Model(&models.Payment{}).Select("id, settlement_error").
+		Where("settlement_error IS NOT NULL AND settled_at IS NULL").Order("settle_at").Limit(100).Scan(&refused).Error
+	if err != nil {
+		return err
+	}
+	for _, p := range refused {
+		r.problem("payment %s: settlement refused: %s; not credited until an operator settles it", p.ID, p.SettlementError)
+	}
+	return nil
 }
 
 // warnUnsettled names paid payments whose settlement is an hour overdue.
-func warnUnsettled(tx *gorm.DB, report *Report) error {
+func (r *reconciler) warnUnsettled(tx *gorm.DB) error {
 	var late []struct {
 		ID       string
 		SettleAt time.Time
 	}
 	err := tx.Model(&models.Payment{}).Select("id, settle_at").
-		Where("status = ? AND settled_at IS NULL AND settle_at < ?", models.PaymentSuccess, time.Now().Add(-time.Hour)).
+		Where("status = ? AND settled_at IS NULL AND settlement_error IS NULL AND settle_at < ?", models.PaymentSuccess, r.now.Add(-time.Hour)).
 		Order("settle_at").Limit(100).Scan(&late).Error
 	if err != nil {
 		return err
 	}
 	for _, p := range late {
-		report.Warnings = append(report.Warnings, fmt.Sprintf("payment %s was due to settle at %s and has not",
+		r.report.Warnings = append(r.report.Warnings, fmt.Sprintf("payment %s was due to settle at %s and has not",
 			p.ID, p.SettleAt.UTC().Format(time.RFC3339)))
 	}
 	return nil
 }
 
-func warnStuckPayouts(tx *gorm.DB, report *Report) error {
+func (r *reconciler) warnStuckPayouts(tx *gorm.DB) error {
 	var stuck []struct {
 		ID          string
 		RequestedAt time.Time
 	}
 	err := tx.Model(&models.Disbursement{}).Select("id, requested_at").
-		Where("status = ? AND requested_at < ?", models.StatusRequested, time.Now().Add(-StuckAfter)).
+		Where("status = ? AND requested_at < ?", models.StatusRequested, r.now.Add(-StuckAfter)).
 		Order("requested_at").Limit(100).Scan(&stuck).Error
 	if err != nil {
 		return err
 	}
 	for _, d := range stuck {
-		report.Warnings = append(report.Warnings, fmt.Sprintf("disbursement %s REQUESTED since %s: money may be in flight; ask the vendor",
+		r.report.Warnings = append(r.report.Warnings, fmt.Sprintf("disbursement %s REQUESTED since %s: money may be in flight; ask the vendor",
 			d.ID, d.RequestedAt.UTC().Format(time.RFC3339)))
 	}
 	return nil
@@ -301,15 +447,35 @@ func warnStuckPayouts(tx *gorm.DB, report *Report) error {
 // warnLateResults names acquirer results that arrived for payments no
 // longer pending (paid after expiry, say): money may have been taken from
 // a payer for a payment the service will not settle.
-func warnLateResults(tx *gorm.DB, report *Report) error {
+func (r *reconciler) warnLateResults(tx *gorm.DB) error {
 	var late []models.PaymentLateResult
 	err := tx.Order("received_at DESC").Limit(20).Find(&late).Error
 	if err != nil {
 		return err
 	}
-	for _, r := range late {
-		report.Warnings = append(report.Warnings, fmt.Sprintf("payment %s: the acquirer (%s) reported %s at %s while it was %s; not applied",
-			r.PaymentID, r.Source, r.ReportedStatus, r.ReceivedAt.UTC().Format(time.RFC3339), r.PaymentStatus))
+	for _, l := range late {
+		r.report.Warnings = append(r.report.Warnings, fmt.Sprintf("payment %s: the acquirer (%s) reported %s at %s while it was %s; not applied",
+			l.PaymentID, l.Source, l.ReportedStatus, l.ReceivedAt.UTC().Format(time.RFC3339), l.PaymentStatus))
+	}
+	return nil
+}
+
+// warnHeldPayments names payments the acquirer reported paid with an
+// amount other than the price: the result was not applied, so a payer's
+// money may be at the acquirer for a payment the service will not settle.
+func (r *reconciler) warnHeldPayments(tx *gorm.DB) error {
+	var held []struct {
+		ID         string
+		Status     string
+		HoldReason string
+	}
+	err := tx.Model(&models.Payment{}).Select("id, status, hold_reason").
+		Where("hold_reason IS NOT NULL").Order("updated_at DESC").Limit(100).Scan(&held).Error
+	if err != nil {
+		return err
+	}
+	for _, p := range held {
+		r.report.Warnings = append(r.report.Warnings, fmt.Sprintf("payment %s (%s) held: %s; not applied, not settled", p.ID, p.Status, p.HoldReason))
 	}
 	return nil
 }

@@ -48,7 +48,7 @@ func newPayoutBook(t *testing.T) *payoutBook {
 	if err := store.CreateWallet(ctx, w); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ledger.Adjust(ctx, db, w.ID, models.Rupiah(1_000_000), "funding"); err != nil {
+	if _, err := ledger.Adjust(ctx, db, models.Now(), w.ID, models.Rupiah(1_000_000), "funding"); err != nil {
 		t.Fatal(err)
 	}
 	// Ordinary payouts are final at their first submit.
@@ -90,7 +90,7 @@ func (b *payoutBook) paidAndInFlight() (paid, inFlight *models.Disbursement) {
 
 func (b *payoutBook) reconcile() *ledger.Report {
 	b.t.Helper()
-	report, err := ledger.Reconcile(context.Background(), b.db)
+	report, err := ledger.Reconcile(context.Background(), b.db, models.Now())
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestReconcileReportsClearingThatNoPayoutExplains(t *testing.T) {
 				t.Fatalf("before tampering: %v", r.Problems)
 			}
 			err := b.db.Transaction(func(tx *gorm.DB) error {
-				_, err := ledger.Post(tx, ledger.Posting{Kind: "tampered", Entries: []ledger.Entry{
+				_, err := ledger.Post(tx, models.Now(), ledger.Posting{Kind: "tampered", Entries: []ledger.Entry{
 					{Account: tc.account, Amount: 1}, {Account: models.AccountAdjustments, Amount: -1}}})
 				return err
 			})

@@ -29,6 +29,11 @@ var (
 
 	// Storage.
 	ErrConflict = errors.New("conflicting concurrent change; retry")
+
+	// Money. A posting that meets either is refused whole, never wrapped
+	// or applied in part.
+	ErrAmountOverflow = errors.New("amount overflow: the sum is beyond the range of stored amounts")
+	ErrBalanceLimit   = errors.New("wallet balance would pass its maximum of ±100000000000000 IDR")
 )
 
 // ValidationError is a 400: the request is malformed. Its message names the
@@ -87,4 +92,8 @@ var (
 	// ErrCheckoutToken: a staging simulation without the token of its
 	// payment that the checkout page carries.
 	ErrCheckoutToken = errors.New("missing or invalid checkout token; reload the checkout page")
+	// ErrSettlementRefused: the settlement cannot be applied (the wallet
+	// would pass its maximum balance, a sum would overflow). It is recorded
+	// on the payment (settlement_error) for operators and not retried.
+	ErrSettlementRefused = errors.New("settlement refused")
 )

@@ -116,11 +116,43 @@ func (a Amount) PercentBps(bps int64) Amount {
 	return Amount(fee.Round(0).Shift(AmountScale).IntPart())
 }
 
-// Add returns a+b, refusing results beyond the int64 range. Amounts the
-// service accepts are far below it; this guards sums of corrupt data.
+// MaxBalance is the largest absolute balance a wallet may hold (and the
+// largest lock): 10^14 IDR, the same bound as MaxAmount. A settlement or
+// adjustment that would pass it is refused (ErrBalanceLimit); the database
+// enforces it too (migration 00007). At 10^18 units it leaves int64 room
+// for any single sum of two balances or a balance and an amount.
+const MaxBalance = MaxAmount
+
+// Add returns a+b, or ErrAmountOverflow when the result is beyond the
+// int64 range. Every sum the ledger and settlement compute goes through
+// Add, Sub or Neg, so corrupt or hostile data is refused, never wrapped.
 func (a Amount) Add(b Amount) (Amount, error) {
 	if (b > 0 && a > math.MaxInt64-b) || (b < 0 && a < math.MinInt64-b) {
-		return 0, errors.New("amount overflow")
+		return 0, ErrAmountOverflow
 	}
 	return a + b, nil
 }
+
+// Sub returns a-b, or ErrAmountOverflow as Add.
+func (a Amount) Sub(b Amount) (Amount, error) {
+	if (b < 0 && a > math.MaxInt64+b) || (b > 0 && a < math.MinInt64+b) {
+		return 0, ErrAmountOverflow
+	}
+	return a - b, nil
+}
+
+// Neg returns -a, or ErrAmountOverflow for the one int64 without a
+// negation.
+func (a Amount) Neg() (Amount, error) {
+	if a == math.MinInt64 {
+		return 0, ErrAmountOverflow
+	}
+	return -a, nil
+}
+
+// IsWholeRupiah reports whether a has no fraction of a rupiah: what every
+// Indonesian payout rail moves.
+func (a Amount) IsWholeRupiah() bool { return a%unitsPerRupiah == 0 }
+
+// WithinBalanceRange reports whether a is a balance a wallet may hold.
+func (a Amount) WithinBalanceRange() bool { return a >= -MaxBalance && a <= MaxBalance }

@@ -1,7 +1,9 @@
 package models
 
 import (
+	"errors"
 	"math"
+	"math/big"
 	"strings"
 	"testing"
 )
@@ -308,5 +310,34 @@ func FuzzParsePositiveAmount(f *testing.F) {
 		if strings.Trim(s, "0123456789.") != "" {
 			t.Fatalf("ParsePositiveAmount(%q) accepted a non-decimal character", s)
 		}
+	})
+}
+
+// FuzzCheckedArithmetic: Add, Sub and Neg agree with exact big-integer
+// arithmetic, and answer ErrAmountOverflow exactly when the exact result
+// is beyond int64.
+func FuzzCheckedArithmetic(f *testing.F) {
+	for _, seed := range [][2]int64{{0, 0}, {math.MaxInt64, 1}, {math.MinInt64, -1}, {math.MinInt64, 0},
+		{int64(MaxBalance), int64(MaxBalance)}, {-1, math.MaxInt64}, {math.MaxInt64, math.MinInt64}} {
+		f.Add(seed[0], seed[1])
+	}
+	inRange := func(b *big.Int) bool { return b.IsInt64() }
+	f.Fuzz(func(t *testing.T, x, y int64) {
+		a, b := Amount(x), Amount(y)
+		check := func(op string, got Amount, err error, exact *big.Int) {
+			if inRange(exact) {
+				if err != nil || int64(got) != exact.Int64() {
+					t.Fatalf("%s(%d, %d) = %d, %v; want %s", op, x, y, int64(got), err, exact)
+				}
+			} else if !errors.Is(err, ErrAmountOverflow) {
+				t.Fatalf("%s(%d, %d) = %d, %v; want ErrAmountOverflow (exact %s)", op, x, y, int64(got), err, exact)
+			}
+		}
+		sum, err := a.Add(b)
+		check("Add", sum, err, new(big.Int).Add(big.NewInt(x), big.NewInt(y)))
+		diff, err := a.Sub(b)
+		check("Sub", diff, err, new(big.Int).Sub(big.NewInt(x), big.NewInt(y)))
+		neg, err := a.Neg()
+		check("Neg", neg, err, new(big.Int).Neg(big.NewInt(x)))
 	})
 }

@@ -62,8 +62,21 @@ type Payment struct {
 	FailedReason         *string
 	SettleAt             *time.Time
 	SettledAt            *time.Time
-	CreatedAt            time.Time
-	UpdatedAt            time.Time
+	// PaidAtReported is the acquirer's paid_at as reported; PaidAt is it
+	// clamped to [CreatedAt, the time the result was applied], so that the
+	// acquirer cannot move the settlement (DESIGN.md, T+1).
+	PaidAtReported *time.Time
+	// ReportedAmount and HoldReason record a SUCCESS the acquirer reported
+	// with an amount other than the price: not applied, the payment stays
+	// PENDING, and operators resolve it (reconcile names it).
+	ReportedAmount *Amount
+	HoldReason     *string
+	// SettlementError says why the settlement was refused (the wallet would
+	// pass MaxBalance, say). Set, the sweep leaves the payment alone until
+	// an operator clears it; reconcile reports it as a problem.
+	SettlementError *string
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
 }
 
 // PaymentLateResult is an acquirer result that arrived for a payment no

@@ -35,6 +35,11 @@ const (
 	// RecordedLate: the payment was no longer PENDING (expired, say); the
 	// result is kept for operators, the payment is unchanged.
 	RecordedLate Applied = "recorded_late"
+	// RecordedHeld: the acquirer reported a paid amount other than the
+	// price. Not applied: the payment stays PENDING (the merchant is not
+	// told it was paid, so no goods go out for the wrong amount) and the
+	// reported amount and the reason are recorded on it for operators.
+	RecordedHeld Applied = "held"
 )
 
 // ApplyResult applies what the acquirer reports about a payment: PENDING
@@ -54,11 +59,13 @@ func (s *Service) ApplyResult(ctx context.Context, r vendors.AcquirerResult, sou
 	}
 	if p.Status == models.PaymentPending {
 		now := s.clock()
-		m := resultMove(r, source, now)
+		m := resultMove(p, r, source, now)
 		if !now.Before(p.ExpiredAt) {
 			// The expiry task may not have run yet; the payment is over all
 			// the same, so the result must not revive it.
 			m = expiryMove("expired_at passed before " + source + " reported a result")
+		} else if r.Status == ResultSuccess && r.Amount != 0 && r.Amount != p.Amount {
+			return s.hold(ctx, p, r, source, now)
 		}
 		err := s.move(ctx, p, m)
 		switch {
@@ -79,20 +86,48 @@ func (s *Service) ApplyResult(ctx context.Context, r vendors.AcquirerResult, sou
 }
 
 // resultMove is the move a result asks for; now stands in for a missing
-// paid time.
-func resultMove(r vendors.AcquirerResult, source string, now time.Time) Move {
+// paid time. The acquirer's paid time decides when the payment settles,
+// so it is clamped to [created_at, now]: a time in the future would delay
+// the settlement without end, one before the payment existed would skip
+// the T+1 day. The reported time is kept beside it.
+func resultMove(p *models.Payment, r vendors.AcquirerResult, source string, now time.Time) Move {
 	if r.Status == ResultSuccess {
 		paidAt := r.PaidAt
 		if paidAt.IsZero() {
 			paidAt = now
 		}
-		return Move{To: models.PaymentSuccess, PaidAt: paidAt, RetrievalReferenceNo: r.RetrievalReferenceNo, Reason: source + " reports it paid"}
+		switch {
+		case paidAt.After(now):
+			paidAt = now
+		case paidAt.Before(p.CreatedAt):
+			paidAt = p.CreatedAt
+		}
+		return Move{To: models.PaymentSuccess, PaidAt: paidAt, PaidAtReported: r.PaidAt,
+			RetrievalReferenceNo: r.RetrievalReferenceNo, Reason: source + " reports it paid"}
 	}
 	reason := r.FailureReason
 	if reason == "" {
 		reason = "the acquirer reports the payment failed"
 	}
 	return Move{To: models.PaymentFailed, FailedReason: reason, Reason: source + " reports it failed"}
+}
+
+// hold records a SUCCESS whose amount is not the price on the PENDING
+// payment (RecordedHeld) without applying it.
+func (s *Service) hold(ctx context.Context, p *models.Payment, r vendors.AcquirerResult, source string, now time.Time) (Applied, error) {
+	reason := fmt.Sprintf("%s reported %s paid for a price of %s", source, r.Amount, p.Amount)
+	res := s.db.WithContext(ctx).Model(&models.Payment{}).Where("id = ? AND status = ?", p.ID, models.PaymentPending).
+		Updates(map[string]any{"reported_amount": r.Amount, "hold_reason": reason, "updated_at": now})
+	if res.Error != nil {
+		return "", res.Error
+	}
+	if res.RowsAffected != 1 {
+		return "", fmt.Errorf("%w: payment %s is no longer %s", models.ErrStaleStatus, p.ID, models.PaymentPending)
+	}
+	slog.WarnContext(ctx, "acquirer reported an amount other than the price: held for operators, not applied",
+		slog.String("payment_id", p.ID.String()), slog.String("price", p.Amount.String()),
+		slog.String("reported", r.Amount.String()), slog.String("source", source))
+	return RecordedHeld, nil
 }
 
 func sameRRN(p *models.Payment, rrn string) bool {
@@ -204,45 +239,126 @@ func taskTime(due time.Time) time.Time {
 // platform, against the acquirer's clearing account, in the transaction
 // that sets settled_at (guarded: a payment settles once). Before the
 // payment's settle_at it is a *NotDueError, as Expire.
+//
+// A settlement the ledger refuses (the wallet would pass
+// models.MaxBalance, a sum would overflow) is recorded on the payment
+// (settlement_error), logged, and not retried: Settle returns nil, the
+// sweep leaves the payment alone, reconcile reports it, and an operator
+// settles it with RetrySettlement once the cause is resolved.
 func (s *Service) Settle(ctx context.Context, id uuid.UUID) error {
+	_, err := s.settleDue(ctx, id)
+	return err
+}
+
+// settleDue is Settle, telling whether the settlement was refused.
+func (s *Service) settleDue(ctx context.Context, id uuid.UUID) (refused bool, err error) {
 	p, err := s.Get(ctx, id)
 	if err != nil {
-		return err
+		return false, err
 	}
 	now := s.clock()
-	if p.Status != models.PaymentSuccess || p.SettledAt != nil || p.SettleAt == nil {
-		return nil
+	if p.Status != models.PaymentSuccess || p.SettledAt != nil || p.SettleAt == nil || p.SettlementError != nil {
+		return false, nil
 	}
 	if now.Before(*p.SettleAt) {
-		return notDue(p.ID, "settlement", *p.SettleAt, now)
+		return false, notDue(p.ID, "settlement", *p.SettleAt, now)
 	}
+	err = s.settle(ctx, p, now)
+	if !refusal(err) {
+		return false, err
+	}
+	return true, s.recordRefusal(ctx, p, err, now)
+}
+
+// settle posts p's settlement at now.
+func (s *Service) settle(ctx context.Context, p *models.Payment, now time.Time) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		res := tx.Model(&models.Payment{}).Where("id = ? AND status = ? AND settled_at IS NULL", p.ID, models.PaymentSuccess).
 			Updates(map[string]any{"settled_at": now, "updated_at": now})
 		if res.Error != nil || res.RowsAffected != 1 {
 			return res.Error // settled by a twin task: nothing to do
 		}
-		entries := []ledger.Entry{{Account: models.AccountAcquirerClearing, Amount: -p.Amount}}
+		price, err := p.Amount.Neg()
+		if err != nil {
+			return err
+		}
+		entries := []ledger.Entry{{Account: models.AccountAcquirerClearing, Amount: price}}
 		if p.NetAmount > 0 {
 			entries = append(entries, ledger.Entry{Account: models.WalletAccount(p.WalletID), Amount: p.NetAmount})
 		}
 		if p.PlatformFee > 0 {
 			entries = append(entries, ledger.Entry{Account: models.AccountPlatformFees, Amount: p.PlatformFee})
 		}
-		_, err := ledger.Post(tx, ledger.Posting{Kind: "settlement", Memo: "payment " + p.PayerID, Reference: p.ID.String(), Entries: entries})
+		_, err = ledger.Post(tx, now, ledger.Posting{Kind: "settlement", Memo: "payment " + p.PayerID, Reference: p.ID.String(), Entries: entries})
 		return err
 	})
 }
 
-// SweepReport says what a sweep did.
+// refusal reports whether err means the settlement can never be applied as
+// it is (so retrying it is pointless), rather than a passing failure.
+func refusal(err error) bool {
+	return errors.Is(err, models.ErrBalanceLimit) || errors.Is(err, models.ErrAmountOverflow) ||
+		errors.Is(err, gorm.ErrCheckConstraintViolated)
+}
+
+// recordRefusal stores why p's settlement was refused, for operators.
+func (s *Service) recordRefusal(ctx context.Context, p *models.Payment, cause error, now time.Time) error {
+	msg := cause.Error()
+	err := s.db.WithContext(ctx).Model(&models.Payment{}).Where("id = ? AND settled_at IS NULL", p.ID).
+		Updates(map[string]any{"settlement_error": msg, "updated_at": now}).Error
+	if err != nil {
+		return fmt.Errorf("record the refused settlement of %s (%s): %w", p.ID, msg, err)
+	}
+	slog.ErrorContext(ctx, "settlement refused: recorded for operators, not retried",
+		slog.String("payment_id", p.ID.String()), slog.String("wallet_id", p.WalletID.String()), slog.String("error", msg))
+	return nil
+}
+
+// RetrySettlement is an operator's answer to a refused settlement (payoutd
+// admin payment settle), once its cause is resolved: it clears
+// settlement_error and settles the payment now if it is due. Refused
+// again, the new reason is recorded and the error wraps
+// models.ErrSettlementRefused.
+func (s *Service) RetrySettlement(ctx context.Context, id uuid.UUID) (*models.Payment, error) {
+	p, err := s.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if p.SettlementError == nil {
+		return nil, fmt.Errorf("payment %s has no refused settlement", id)
+	}
+	err = s.db.WithContext(ctx).Model(&models.Payment{}).Where("id = ? AND settled_at IS NULL", id).
+		Update("settlement_error", nil).Error
+	if err != nil {
+		return nil, err
+	}
+	refused, err := s.settleDue(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if p, err = s.Get(ctx, id); err != nil {
+		return nil, err
+	}
+	if refused {
+		return p, fmt.Errorf("%w: %s", models.ErrSettlementRefused, *p.SettlementError)
+	}
+	return p, nil
+}
+
+// SweepReport says what a sweep did. Failed counts the items that could
+// not be handled (each logged); a refused settlement is one of them.
 type SweepReport struct {
 	Expired int `json:"expired"`
 	Settled int `json:"settled"`
+	Failed  int `json:"failed"`
 }
 
 // Sweep expires every overdue PENDING payment and settles every SUCCESS
 // payment whose settlement is due: the periodic payment:sweep task, which
-// makes the lifecycle independent of individual tasks surviving.
+// makes the lifecycle independent of individual tasks surviving. Each
+// item is independent: one that fails is logged and counted, and the
+// sweep goes on with the rest. A refused settlement leaves the due set
+// (settlement_error) until an operator acts.
 func (s *Service) Sweep(ctx context.Context) (SweepReport, error) {
 	var report SweepReport
 	now := s.clock()
@@ -253,20 +369,30 @@ func (s *Service) Sweep(ctx context.Context) (SweepReport, error) {
 	}
 	for _, id := range overdue {
 		if err := s.Expire(ctx, id); err != nil {
-			return report, err
+			report.Failed++
+			slog.ErrorContext(ctx, "payment sweep: expiry failed; the next sweep tries again",
+				slog.String("payment_id", id.String()), slog.Any("error", err))
+			continue
 		}
 		report.Expired++
 	}
 	if err := s.db.WithContext(ctx).Model(&models.Payment{}).
-		Where("status = ? AND settled_at IS NULL AND settle_at <= ?", models.PaymentSuccess, now).
+		Where("status = ? AND settled_at IS NULL AND settlement_error IS NULL AND settle_at <= ?", models.PaymentSuccess, now).
 		Order("settle_at").Limit(500).Pluck("id", &due).Error; err != nil {
 		return report, err
 	}
 	for _, id := range due {
-		if err := s.Settle(ctx, id); err != nil {
-			return report, err
+		refused, err := s.settleDue(ctx, id)
+		switch {
+		case err != nil:
+			report.Failed++
+			slog.ErrorContext(ctx, "payment sweep: settlement failed; the next sweep tries again",
+				slog.String("payment_id", id.String()), slog.Any("error", err))
+		case refused:
+			report.Failed++
+		default:
+			report.Settled++
 		}
-		report.Settled++
 	}
 	return report, nil
 }

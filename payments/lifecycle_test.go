@@ -85,7 +85,7 @@ func (f *fixture) balance() models.Amount {
 
 func (f *fixture) reconciled() {
 	f.t.Helper()
-	report, err := ledger.Reconcile(context.Background(), f.db)
+	report, err := ledger.Reconcile(context.Background(), f.db, f.now)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -219,7 +219,7 @@ func TestPaymentExpiryAndLateResult(t *testing.T) {
 		t.Fatal("a late result changed the payment or the wallet")
 	}
 	f.reconciled()
-	report, _ := ledger.Reconcile(context.Background(), f.db)
+	report, _ := ledger.Reconcile(context.Background(), f.db, f.now)
 	if len(report.Warnings) != 1 || !strings.Contains(report.Warnings[0], p.ID.String()) {
 		t.Fatalf("operators are not told of the late result: %v", report.Warnings)
 	}

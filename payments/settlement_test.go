@@ -81,7 +81,7 @@ func TestSettlementCalendarFromConfiguration(t *testing.T) {
 			if settled.SettledAt == nil || !settled.SettledAt.Equal(want) || balance() != models.Rupiah(150_000-1_050) {
 				t.Fatalf("at %s: settled_at %v, balance %s", tt.settles, settled.SettledAt, balance())
 			}
-			if report, err := ledger.Reconcile(ctx, db); err != nil || !report.OK {
+			if report, err := ledger.Reconcile(ctx, db, now); err != nil || !report.OK {
 				t.Fatalf("reconcile %+v %v", report, err)
 			}
 		})

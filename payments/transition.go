@@ -15,6 +15,7 @@ type Move struct {
 	To                   models.PaymentStatus
 	Reason               string // for the audit trail
 	PaidAt               time.Time
+	PaidAtReported       time.Time // the acquirer's, before clamping; zero: none
 	RetrievalReferenceNo string
 	FailedReason         string
 }
@@ -37,6 +38,10 @@ func (s *Service) transition(tx *gorm.DB, p *models.Payment, m Move, now time.Ti
 		settleAt := s.calendar.SettleAt(paidAt)
 		updates["paid_at"], updates["settle_at"], updates["retrieval_reference_no"] = paidAt, settleAt, m.RetrievalReferenceNo
 		p.PaidAt, p.SettleAt = &paidAt, &settleAt
+		if !m.PaidAtReported.IsZero() {
+			reported := m.PaidAtReported.UTC().Truncate(time.Microsecond)
+			updates["paid_at_reported"], p.PaidAtReported = reported, &reported
+		}
 		rrn := m.RetrievalReferenceNo
 		p.RetrievalReferenceNo = &rrn
 	case models.PaymentFailed:

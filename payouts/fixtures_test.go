@@ -51,7 +51,7 @@ func (f *fixture) addWallet(funds models.Amount, state models.WalletState) uuid.
 		f.t.Fatal(err)
 	}
 	if funds != 0 {
-		if _, err := ledger.Adjust(context.Background(), f.db, w.ID, funds, "test funding"); err != nil {
+		if _, err := ledger.Adjust(context.Background(), f.db, models.Now(), w.ID, funds, "test funding"); err != nil {
 			f.t.Fatal(err)
 		}
 	}
@@ -124,7 +124,7 @@ func (f *fixture) count(table string, where string, args ...any) int64 {
 // reconciled fails the test when the ledger or the lock invariant is broken.
 func (f *fixture) reconciled() {
 	f.t.Helper()
-	report, err := ledger.Reconcile(context.Background(), f.db)
+	report, err := ledger.Reconcile(context.Background(), f.db, models.Now())
 	if err != nil {
 		f.t.Fatal(err)
 	}

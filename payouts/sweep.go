@@ -85,25 +85,35 @@ func (s *Service) enqueueDue(ctx context.Context, report *SweepReport) error {
 		return err
 	}
 	slot := fmt.Sprintf("sweep-%d", now.UnixMilli())
+	// Each row is independent: one that fails is logged and counted, and
+	// the sweep goes on with the rest (its claim lapses, so the next sweep
+	// takes it again).
 	for _, row := range due {
 		res := s.db.WithContext(ctx).Model(&models.Disbursement{}).
 			Where("id = ? AND status = ? AND next_check_at <= ?", row.ID, row.Status, now).
 			Updates(map[string]any{"next_check_at": now.Add(sweepGrace + s.submitLease)})
 		if res.Error != nil {
-			return res.Error
+			report.Unhandled++
+			slog.ErrorContext(ctx, "payout sweep: claim failed", slog.String("disbursement_id", row.ID.String()), slog.Any("error", res.Error))
+			continue
 		}
 		if res.RowsAffected != 1 {
 			continue
 		}
 		if row.Status == models.StatusVerified {
 			err = s.queue.EnqueueSubmit(ctx, row.ID, slot)
-			report.Submits++
 		} else {
 			err = s.queue.EnqueuePoll(ctx, row.ID, slot, 0)
-			report.Polls++
 		}
-		if err != nil {
-			return fmt.Errorf("enqueue for %s: %w", row.ID, err)
+		switch {
+		case err != nil:
+			report.Unhandled++
+			slog.ErrorContext(ctx, "payout sweep: enqueue failed; the next sweep tries again",
+				slog.String("disbursement_id", row.ID.String()), slog.Any("error", err))
+		case row.Status == models.StatusVerified:
+			report.Submits++
+		default:
+			report.Polls++
 		}
 	}
 	return nil

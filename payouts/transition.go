@@ -81,7 +81,7 @@ func transition(tx *gorm.DB, ds []*models.Disbursement, path []Move, now time.Ti
 	}
 	switch {
 	case at == models.StatusSuccess:
-		if err := postPayouts(tx, ds); err != nil {
+		if err := postPayouts(tx, ds, now); err != nil {
 			return err
 		}
 	case at.Terminal():
@@ -189,7 +189,7 @@ func releaseLocks(tx *gorm.DB, ds []*models.Disbursement, now time.Time) error {
 // postPayouts records paid disbursements: each gross leaves its wallet
 // (and its lock), the net goes to the vendor's clearing account, the fee
 // to the platform.
-func postPayouts(tx *gorm.DB, ds []*models.Disbursement) error {
+func postPayouts(tx *gorm.DB, ds []*models.Disbursement, now time.Time) error {
 	postings := make([]ledger.Posting, len(ds))
 	releases := make([]ledger.Release, len(ds))
 	for i, d := range ds {
@@ -204,7 +204,7 @@ func postPayouts(tx *gorm.DB, ds []*models.Disbursement) error {
 			Reference: d.ID.String(), Entries: entries}
 		releases[i] = ledger.Release{WalletID: d.WalletID, Amount: d.Amount}
 	}
-	_, err := ledger.PostAll(tx, postings, releases)
+	_, err := ledger.PostAll(tx, now, postings, releases)
 	return err
 }
 

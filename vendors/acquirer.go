@@ -48,7 +48,11 @@ type AcquirerResult struct {
 	Status               string // "SUCCESS" or "FAILED"
 	RetrievalReferenceNo string // set on SUCCESS
 	PaidAt               time.Time
-	FailureReason        string
+	// Amount is what the payer paid, as the acquirer reports it; zero when
+	// it reports none. A SUCCESS whose amount is not the price is held,
+	// never applied (payments.RecordedHeld).
+	Amount        models.Amount
+	FailureReason string
 }
 
 // ErrInvalidQRRequest: the acquirer cannot issue a QRIS for this request;

@@ -39,13 +39,20 @@ type Deps struct {
 	// Periods overrides the period of periodic tasks by task type (tests
 	// run them every second); unset, each runs at its tasks.*Every.
 	Periods map[string]time.Duration
+	// Now is the clock reconcile judges by (nil: time.Now), the one the
+	// services are given.
+	Now func() time.Time
 }
 
 // Mux returns the task handlers.
 func Mux(d Deps) *asynq.ServeMux {
 	mux := asynq.NewServeMux()
 	mux.HandleFunc(tasks.TypeReconcile, func(ctx context.Context, _ *asynq.Task) error {
-		return reconcile(ctx, d.DB)
+		now := time.Now
+		if d.Now != nil {
+			now = d.Now
+		}
+		return reconcile(ctx, d.DB, now())
 	})
 	mux.HandleFunc(tasks.TypePayoutSubmit, disbursementTask(d.Payouts.Submit))
 	mux.HandleFunc(tasks.TypePayoutPoll, disbursementTask(d.Payouts.Poll))
@@ -74,8 +81,8 @@ func Mux(d Deps) *asynq.ServeMux {
 // reconcile logs the outcome of a reconciliation; a failed invariant is an
 // error-level line for alerting, not a task failure to retry. The task id
 // names the period the run is for.
-func reconcile(ctx context.Context, db *gorm.DB) error {
-	report, err := ledger.Reconcile(ctx, db)
+func reconcile(ctx context.Context, db *gorm.DB, now time.Time) error {
+	report, err := ledger.Reconcile(ctx, db, now)
 	if err != nil {
 		return fmt.Errorf("reconcile: %w", err)
 	}

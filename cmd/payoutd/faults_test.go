@@ -241,7 +241,7 @@ func (s *stack) paidOnce(n int) {
 			s.t.Errorf("disbursement %s: the vendor was asked to pay %d times (%v), want once", d.ID, calls, err)
 		}
 	}
-	report, err := ledger.Reconcile(context.Background(), s.db)
+	report, err := ledger.Reconcile(context.Background(), s.db, models.Now())
 	if err != nil {
 		s.t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func TestReconcileExitsNonZeroOnLockOrClearingTampering(t *testing.T) {
 		}, "differs from the gross of its open disbursements"},
 		"clearing": {func(db *gorm.DB, _ string) error {
 			return db.Transaction(func(tx *gorm.DB) error {
-				_, err := ledger.Post(tx, ledger.Posting{Kind: "tampered", Entries: []ledger.Entry{
+				_, err := ledger.Post(tx, models.Now(), ledger.Posting{Kind: "tampered", Entries: []ledger.Entry{
 					{Account: models.VendorClearingAccount(sandbox.SimBank), Amount: 1},
 					{Account: models.AccountAdjustments, Amount: -1}}})
 				return err

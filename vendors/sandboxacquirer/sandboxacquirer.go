@@ -214,7 +214,10 @@ type callbackBody struct {
 	Status               string     `json:"status"`
 	RetrievalReferenceNo string     `json:"retrieval_reference_no"`
 	PaidAt               *time.Time `json:"paid_at"`
-	FailureReason        string     `json:"failure_reason"`
+	// Amount paid, a decimal string ("150000"); optional: without it the
+	// amount is not checked against the price.
+	Amount        string `json:"amount,omitempty"`
+	FailureReason string `json:"failure_reason"`
 }
 
 // SignCallback builds the notification the sandbox sends for r: the
@@ -225,6 +228,9 @@ func (a *Acquirer) SignCallback(r vendors.AcquirerResult) (http.Header, []byte) 
 	now := a.o.Now()
 	cb := callbackBody{PaymentID: r.PaymentID.String(), Status: r.Status,
 		RetrievalReferenceNo: r.RetrievalReferenceNo, FailureReason: r.FailureReason}
+	if r.Amount > 0 {
+		cb.Amount = r.Amount.String()
+	}
 	if r.Status == vendors.PaymentSuccess {
 		if cb.RetrievalReferenceNo == "" {
 			cb.RetrievalReferenceNo = NewRRN()
@@ -279,6 +285,11 @@ func (cb callbackBody) result() (vendors.AcquirerResult, error) {
 		RetrievalReferenceNo: cb.RetrievalReferenceNo, FailureReason: cb.FailureReason}
 	if cb.PaidAt != nil {
 		r.PaidAt = cb.PaidAt.UTC()
+	}
+	if cb.Amount != "" {
+		if r.Amount, err = models.ParsePositiveAmount(cb.Amount); err != nil {
+			return vendors.AcquirerResult{}, fmt.Errorf("%s callback: amount %w", Name, err)
+		}
 	}
 	// Both texts may be stored; PostgreSQL refuses U+0000 in text.
 	if strings.ContainsRune(cb.FailureReason, 0) || strings.ContainsRune(cb.RetrievalReferenceNo, 0) {
