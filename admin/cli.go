@@ -75,7 +75,11 @@ func Run(ctx context.Context, d Deps, args []string, stdout, stderr io.Writer) i
 	fs.SetOutput(io.Discard)
 	result, err := cmd.run(ctx, d, fs, rest)
 	if err != nil {
-		WriteError(stderr, err.Error())
+		msg, inDatabase := operatorMessage(err)
+		WriteError(stderr, msg)
+		if inDatabase {
+			logDatabaseFailure(stderr, cmd.name, err)
+		}
 		var u usageError
 		if errors.As(err, &u) {
 			fmt.Fprintf(stderr, "usage: payoutd admin %s %s\n", cmd.name, cmd.help)

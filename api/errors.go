@@ -7,6 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/payoutd/payoutd/database"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/vendors"
 )
@@ -74,6 +75,11 @@ var (
 // not in the table is an internal error: the client gets a generic message,
 // the log gets the detail.
 func statusOf(err error) (int, string, bool) {
+	// A domain error that wraps a database failure would show the driver's
+	// text: it stays in the log.
+	if database.Classify(err) != database.NotADatabaseError {
+		return http.StatusInternalServerError, "internal server error", false
+	}
 	var v *models.ValidationError
 	if errors.As(err, &v) {
 		return http.StatusBadRequest, v.Message, true
