@@ -49,6 +49,7 @@ var commands = []command{
 	{"payment simulate", "--id ID --status SUCCESS|FAILED", runPaymentSimulate},
 	{"webhook list", "--client ID [--limit N]", runWebhookList},
 	{"webhook redeliver", "--event ID", runWebhookRedeliver},
+	{"secrets rotate-key", "(with SECRETS_KEY the new key and SECRETS_KEY_PREVIOUS the old one)", runSecretsRotateKey},
 	{"reconcile", "", runReconcile},
 }
 
@@ -239,5 +240,9 @@ func runReconcile(ctx context.Context, d Deps, fs *flag.FlagSet, args []string) 
 	if err := parse(fs, args); err != nil {
 		return nil, err
 	}
-	return ledger.Reconcile(ctx, d.DB)
+	report, err := ledger.Reconcile(ctx, d.DB)
+	if err != nil {
+		return nil, err
+	}
+	return report, checkSealedValues(ctx, d, report)
 }

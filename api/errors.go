@@ -32,6 +32,7 @@ var errorStatuses = []struct {
 	{models.ErrMissingSignature, http.StatusUnauthorized},
 	{models.ErrInvalidSignature, http.StatusUnauthorized},
 	{models.ErrNoSigningSecret, http.StatusUnauthorized},
+	{models.ErrSigningSecretUnusable, http.StatusUnauthorized},
 	{errSignatureOutsideWindow, http.StatusUnauthorized},
 	{models.ErrTimestampWindow, http.StatusBadRequest},
 	{models.ErrHoldingClient, http.StatusForbidden},
