@@ -64,7 +64,19 @@ func Classify(err error) Failure {
 		return Unavailable
 	}
 	var liteErr *sqlitedriver.Error
-	if errors.As(err, &liteErr) || errors.Is(err, sql.ErrTxDone) || errors.Is(err, gorm.ErrInvalidField) ||
+	if errors.As(err, &liteErr) {
+		// SQLite's extended result codes of constraint failures.
+		switch liteErr.Code() {
+		case 1555, 2067: // SQLITE_CONSTRAINT_PRIMARYKEY, _UNIQUE
+			return Conflict
+		case 787: // SQLITE_CONSTRAINT_FOREIGNKEY
+			return MissingReference
+		case 275: // SQLITE_CONSTRAINT_CHECK
+			return OutOfRange
+		}
+		return OtherFailure
+	}
+	if errors.Is(err, sql.ErrTxDone) || errors.Is(err, gorm.ErrInvalidField) ||
 		errors.Is(err, gorm.ErrInvalidTransaction) || errors.Is(err, gorm.ErrInvalidDB) {
 		return OtherFailure
 	}
