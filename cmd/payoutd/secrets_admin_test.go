@@ -180,7 +180,7 @@ func TestSecretsRotateKey(t *testing.T) {
 
 	alice := c.ok("client", "create", "--name", "Alice", "--payout-webhook-url", hookURL)
 	alice = c.ok("client", "rotate-credentials", "--client", alice["client_id"].(string)) // leaves a revoked credential
-	bob := c.ok("client", "create", "--name", "Bob", "--no-signing-secret")
+	c.ok("client", "create", "--name", "Bob", "--no-signing-secret")
 	// Legacy: a client as a database of an earlier version holds it.
 	legacy := c.ok("client", "create", "--name", "Legacy")
 	legacyID := legacy["client_id"].(string)
@@ -241,7 +241,6 @@ func TestSecretsRotateKey(t *testing.T) {
 			t.Fatalf("signed request of %s after the rotation: %d %s", m["client_id"], rec.Code, rec.Body)
 		}
 	}
-	_ = bob
 	before := len(r.got)
 	if a := deliverOne(t, db, c.env, legacyID); a.StatusCode == nil || *a.StatusCode != http.StatusNoContent {
 		t.Fatalf("legacy client's delivery after the rotation: %+v", a)
@@ -276,4 +275,41 @@ func newAPI(t *testing.T, db *gorm.DB, env map[string]string) *api.Server {
 	}
 	t.Cleanup(func() { srv.Close() })
 	return srv
+}
+
+// Sealed values swapped between two clients by a database writer: reconcile
+// names both as problems, and rotate-key neither launders them under the
+// new key nor stops at them; it exits 1 saying how many it left.
+func TestSwappedSecretsAreReportedNotResealed(t *testing.T) {
+	t.Parallel()
+	db, url := testenv.DBWithURL(t)
+	c := &cli{t: t, env: map[string]string{"DATABASE_URL": url, "SECRETS_KEY": testSecretsKey, "APP_ENV": "staging"}}
+	a := c.ok("client", "create", "--name", "A")["client_id"].(string)
+	b := c.ok("client", "create", "--name", "B")["client_id"].(string)
+	sealed := map[string]string{}
+	for _, id := range []string{a, b} {
+		var v string
+		if err := db.Raw(`SELECT callback_secret_enc FROM credentials WHERE client_id = ?`, id).Row().Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		sealed[id] = v
+	}
+	for id, other := range map[string]string{a: b, b: a} {
+		if err := db.Exec(`UPDATE credentials SET callback_secret_enc = ? WHERE client_id = ?`, sealed[other], id).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep := c.run("reconcile")
+	if rep.code != 3 || !strings.Contains(rep.stdout, "client "+a) || !strings.Contains(rep.stdout, "client "+b) || !strings.Contains(rep.stdout, "callback_secret cannot be opened") {
+		t.Fatalf("reconcile after a swap: exit %d %s", rep.code, rep.stdout)
+	}
+	c.env["SECRETS_KEY"], c.env["SECRETS_KEY_PREVIOUS"] = newSecretsKey, testSecretsKey
+	r := c.run("secrets", "rotate-key")
+	if r.code != 1 || !strings.Contains(r.stdout, `"unreadable":2`) || !strings.Contains(r.stdout, `"resealed":2`) {
+		t.Fatalf("rotate-key with swapped values: exit %d, stdout %s, stderr %s", r.code, r.stdout, r.stderr)
+	}
+	first := strings.SplitN(r.stderr, "\n", 2)[0]
+	if !strings.Contains(first, "2 sealed values could not be opened") {
+		t.Fatalf("rotate-key's error line %q", first)
+	}
 }
