@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
@@ -113,14 +112,17 @@ type RotateKeyResult struct {
 	Resealed       int    `json:"resealed"`        // resealed under SECRETS_KEY by this run
 	AlreadyCurrent int    `json:"already_current"` // sealed under SECRETS_KEY already (an earlier run)
 	Legacy         int    `json:"legacy"`          // of them, values of an earlier version and plain-text URLs upgraded
-	Unreadable     int    `json:"unreadable"`      // could not be opened; left as they are, named in the log
+	Unreadable     int    `json:"unreadable"`      // could not be opened; left as they are
+	// UnreadableValues names them ("client <id> credential <id>
+	// callback_secret"), so the operator can reset each.
+	UnreadableValues []string `json:"unreadable_values"`
 }
 
 func (r *RotateKeyResult) commandFailure() string {
 	if r.Unreadable == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%d sealed values could not be opened and were left as they are (the log lines name them); reset them with payoutd admin client rotate-credentials / client update", r.Unreadable)
+	return fmt.Sprintf("%d sealed values could not be opened and were left as they are (unreadable_values names them); reset them with payoutd admin client rotate-credentials / client update", r.Unreadable)
 }
 
 // rotateBatch is how many clients are read at a time; each client is
@@ -138,7 +140,7 @@ func RotateKey(ctx context.Context, d Deps) (*RotateKeyResult, error) {
 	if !d.Sealer.HasPrevious() {
 		return nil, errNoPreviousKey
 	}
-	res := &RotateKeyResult{KeyID: d.Sealer.CurrentKeyID()}
+	res := &RotateKeyResult{KeyID: d.Sealer.CurrentKeyID(), UnreadableValues: []string{}}
 	var after uuid.UUID
 	for {
 		var ids []uuid.UUID
@@ -155,10 +157,6 @@ func RotateKey(ctx context.Context, d Deps) (*RotateKeyResult, error) {
 			break
 		}
 		after = ids[len(ids)-1]
-	}
-	if res.Resealed > 0 {
-		slog.InfoContext(ctx, "secrets resealed under the current key", slog.String("key_id", res.KeyID),
-			slog.Int("resealed", res.Resealed), slog.Int("legacy", res.Legacy))
 	}
 	return res, nil
 }
@@ -181,21 +179,17 @@ func rotateClient(ctx context.Context, d Deps, id uuid.UUID, res *RotateKeyResul
 		var counted RotateKeyResult
 		for _, v := range cs.values {
 			counted.Checked++
-			if d.Sealer.IsCurrent(v.stored) {
-				// Under the current key: nothing to do, but say so if it does
-				// not open where it is (moved there, or altered).
-				if _, err := v.open(d.Sealer); err != nil {
-					counted.Unreadable++
-					slog.ErrorContext(ctx, "sealed value cannot be opened", slog.String("value", v.where), slog.Any("error", err))
-					continue
-				}
-				counted.AlreadyCurrent++
-				continue
-			}
+			// Every value is opened where it is, also one under the current
+			// key already: a value moved from another client or field is
+			// named, never resealed into its new place.
 			plain, err := v.open(d.Sealer)
 			if err != nil {
 				counted.Unreadable++
-				slog.ErrorContext(ctx, "sealed value cannot be opened; left as it is", slog.String("value", v.where), slog.Any("error", err))
+				counted.UnreadableValues = append(counted.UnreadableValues, v.where+": "+err.Error())
+				continue
+			}
+			if d.Sealer.IsCurrent(v.stored) {
+				counted.AlreadyCurrent++
 				continue
 			}
 			if v.legacy() {
@@ -226,6 +220,7 @@ func rotateClient(ctx context.Context, d Deps, id uuid.UUID, res *RotateKeyResul
 		res.AlreadyCurrent += counted.AlreadyCurrent
 		res.Legacy += counted.Legacy
 		res.Unreadable += counted.Unreadable
+		res.UnreadableValues = append(res.UnreadableValues, counted.UnreadableValues...)
 		changed = counted.Resealed > 0
 		return nil
 	})

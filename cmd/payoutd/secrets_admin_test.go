@@ -308,6 +308,9 @@ func TestSwappedSecretsAreReportedNotResealed(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stdout, `"unreadable":2`) || !strings.Contains(r.stdout, `"resealed":2`) {
 		t.Fatalf("rotate-key with swapped values: exit %d, stdout %s, stderr %s", r.code, r.stdout, r.stderr)
 	}
+	if strings.Count(r.stdout, "client "+a) != 1 || strings.Count(r.stdout, "client "+b) != 1 {
+		t.Fatalf("rotate-key does not name the swapped values: %s", r.stdout)
+	}
 	first := strings.SplitN(r.stderr, "\n", 2)[0]
 	if !strings.Contains(first, "2 sealed values could not be opened") {
 		t.Fatalf("rotate-key's error line %q", first)
