@@ -51,6 +51,7 @@ var commands = []command{
 	{"payment settle", "--id ID", runPaymentSettle},
 	{"webhook list", "--client ID [--limit N]", runWebhookList},
 	{"webhook redeliver", "--event ID", runWebhookRedeliver},
+	{"secrets rotate-key", "(with SECRETS_KEY the new key and SECRETS_KEY_PREVIOUS the old one)", runSecretsRotateKey},
 	{"reconcile", "", runReconcile},
 }
 
@@ -77,7 +78,11 @@ func Run(ctx context.Context, d Deps, args []string, stdout, stderr io.Writer) i
 	fs.SetOutput(io.Discard)
 	result, err := cmd.run(ctx, d, fs, rest)
 	if err != nil {
-		WriteError(stderr, err.Error())
+		msg, inDatabase := operatorMessage(err)
+		WriteError(stderr, msg)
+		if inDatabase {
+			logDatabaseFailure(stderr, cmd.name, err)
+		}
 		var u usageError
 		if errors.As(err, &u) {
 			fmt.Fprintf(stderr, "usage: payoutd admin %s %s\n", cmd.name, cmd.help)
@@ -237,5 +242,9 @@ func runReconcile(ctx context.Context, d Deps, fs *flag.FlagSet, args []string) 
 	if err := parse(fs, args); err != nil {
 		return nil, err
 	}
-	return ledger.Reconcile(ctx, d.DB, d.now())
+	report, err := ledger.Reconcile(ctx, d.DB, d.now())
+	if err != nil {
+		return nil, err
+	}
+	return report, checkSealedValues(ctx, d, report)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/payoutd/payoutd/credentials"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/webhooks"
 )
@@ -33,12 +34,13 @@ type ClientRecord struct {
 	ReviewThreshold   *string  `json:"review_threshold"`
 }
 
-// toClientRecord shows c; credentials a merchant put in a webhook URL are
-// hidden (operators' terminals and logs keep what commands print).
+// toClientRecord shows c; webhook URLs in their display form only
+// (operators' terminals and logs keep what commands print). DisplayURL again
+// because a row of an earlier version still holds its plain URL.
 func toClientRecord(c *models.Client) ClientRecord {
 	r := ClientRecord{
 		ClientID: c.ID.String(), Name: c.Name, Kind: string(c.Kind), Environment: string(c.Environment),
-		AllowedIPs: []string{}, PayoutWebhookURL: webhooks.Redact(c.PayoutWebhookURL), PaymentWebhookURL: webhooks.Redact(c.PaymentWebhookURL),
+		AllowedIPs: []string{}, PayoutWebhookURL: webhooks.DisplayURL(c.PayoutWebhookURL), PaymentWebhookURL: webhooks.DisplayURL(c.PaymentWebhookURL),
 		Withdrawals: string(c.Withdrawals), PaymentFeeBps: c.PaymentFeeBps,
 		BIFASTFee: c.BIFASTFee.String(), RTOLFee: c.RTOLFee.String(),
 		BIFASTMinNet: c.BIFASTMinNet.String(), RTOLMinNet: c.RTOLMinNet.String(),
@@ -110,12 +112,12 @@ func applyClientSettings(d Deps, c *models.Client, given map[string]string) erro
 			if err := checkWebhookURL(d.Env, "--"+name, value); err != nil {
 				return err
 			}
-			c.PayoutWebhookURL = value
+			setWebhookURL(d.Sealer, c, credentials.FieldPayoutWebhookURL, value)
 		case "payment-webhook-url":
 			if err := checkWebhookURL(d.Env, "--"+name, value); err != nil {
 				return err
 			}
-			c.PaymentWebhookURL = value
+			setWebhookURL(d.Sealer, c, credentials.FieldPaymentWebhookURL, value)
 		case "withdrawals":
 			if value != string(models.WithdrawalsActive) && value != string(models.WithdrawalsSuspended) {
 				err = fmt.Errorf("must be active or suspended")

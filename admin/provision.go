@@ -108,16 +108,17 @@ func CreateClient(ctx context.Context, d Deps, o ClientOptions) (*IssuedCredenti
 	}
 	now := models.Now()
 	client := &models.Client{
-		ID: models.NewID(), Name: name, Kind: o.Kind, Environment: d.Env,
-		AllowedIPs: ips, PayoutWebhookURL: o.PayoutWebhookURL, PaymentWebhookURL: o.PaymentWebhookURL,
+		ID: models.NewID(), Name: name, Kind: o.Kind, Environment: d.Env, AllowedIPs: ips,
 		Withdrawals:   models.WithdrawalsActive,
 		PaymentFeeBps: models.DefaultPaymentFeeBps,
 		BIFASTFee:     models.DefaultBIFASTFee, RTOLFee: models.DefaultRTOLFee,
 		BIFASTMinNet: models.DefaultBIFASTMinNet, RTOLMinNet: models.DefaultRTOLMinNet,
 		CreatedAt: now, UpdatedAt: now,
 	}
+	setWebhookURL(d.Sealer, client, credentials.FieldPayoutWebhookURL, o.PayoutWebhookURL)
+	setWebhookURL(d.Sealer, client, credentials.FieldPaymentWebhookURL, o.PaymentWebhookURL)
 	issued := credentials.Generate(d.Env, !o.NoSigningSecret)
-	cred := sealCredential(d.Sealer, issued)
+	cred := sealCredential(d.Sealer, client.ID, issued)
 	if err := d.store().CreateClient(ctx, client, cred); err != nil {
 		return nil, err
 	}
@@ -128,26 +129,45 @@ func CreateClient(ctx context.Context, d Deps, o ClientOptions) (*IssuedCredenti
 // callback secret together; the old key stops working at once.
 func RotateCredentials(ctx context.Context, d Deps, clientID uuid.UUID) (*IssuedCredentials, error) {
 	issued := credentials.Generate(d.Env, true)
-	if err := d.store().RotateCredential(ctx, clientID, sealCredential(d.Sealer, issued)); err != nil {
+	if err := d.store().RotateCredential(ctx, clientID, sealCredential(d.Sealer, clientID, issued)); err != nil {
 		return nil, err
 	}
 	d.clientChanged(ctx, clientID)
 	return toIssued(clientID, issued), nil
 }
 
-func sealCredential(sealer *credentials.Sealer, issued credentials.Issued) *models.Credential {
+// sealCredential is the stored form of issued: the key's hash, the secrets
+// sealed for this client's new credential.
+func sealCredential(sealer *credentials.Sealer, clientID uuid.UUID, issued credentials.Issued) *models.Credential {
+	id := models.NewID()
 	cred := &models.Credential{
-		ID:                models.NewID(),
-		APIKeyHash:        credentials.HashAPIKey(issued.APIKey),
-		APIKeyPrefix:      credentials.DisplayPrefix(issued.APIKey),
-		CallbackSecretEnc: sealer.Seal(issued.CallbackSecret),
-		CreatedAt:         models.Now(),
+		ID:           id,
+		APIKeyHash:   credentials.HashAPIKey(issued.APIKey),
+		APIKeyPrefix: credentials.DisplayPrefix(issued.APIKey),
+		CallbackSecretEnc: sealer.Seal(issued.CallbackSecret,
+			credentials.CredentialBinding(clientID, id, credentials.FieldCallbackSecret)),
+		CreatedAt: models.Now(),
 	}
 	if issued.SigningSecret != "" {
-		enc := sealer.Seal(issued.SigningSecret)
+		enc := sealer.Seal(issued.SigningSecret, credentials.CredentialBinding(clientID, id, credentials.FieldSigningSecret))
 		cred.SigningSecretEnc = &enc
 	}
 	return cred
+}
+
+// setWebhookURL stores raw as the client's URL for field: sealed, bound to
+// the client and the field, with only its display form in plain text. An
+// empty raw clears it.
+func setWebhookURL(sealer *credentials.Sealer, c *models.Client, field credentials.Field, raw string) {
+	sealed, shown := "", ""
+	if raw != "" {
+		sealed, shown = sealer.Seal(raw, credentials.ClientBinding(c.ID, field)), webhooks.DisplayURL(raw)
+	}
+	if field == credentials.FieldPaymentWebhookURL {
+		c.PaymentWebhookURLEnc, c.PaymentWebhookURL = sealed, shown
+		return
+	}
+	c.PayoutWebhookURLEnc, c.PayoutWebhookURL = sealed, shown
 }
 
 func toIssued(clientID uuid.UUID, issued credentials.Issued) *IssuedCredentials {

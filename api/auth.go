@@ -1,9 +1,11 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -154,7 +156,7 @@ func (s *Server) verifyRequest(c *gin.Context, p *principal, body []byte, policy
 		}
 		return s.checkTimestamp(c.GetHeader("x-timestamp"))
 	}
-	secret, err := s.signingSecret(p)
+	secret, err := s.signingSecret(c.Request.Context(), p)
 	if err != nil {
 		return err
 	}
@@ -185,13 +187,19 @@ func (s *Server) checkTimestamp(raw string) error {
 }
 
 // signingSecret decrypts the client's signing secret; "" when it has none.
-func (s *Server) signingSecret(p *principal) (string, error) {
+func (s *Server) signingSecret(ctx context.Context, p *principal) (string, error) {
 	if p.Credential.SigningSecretEnc == nil {
 		return "", nil
 	}
-	secret, err := s.sealer.Open(*p.Credential.SigningSecretEnc)
+	secret, err := s.sealer.Open(*p.Credential.SigningSecretEnc,
+		credentials.CredentialBinding(p.Client.ID, p.Credential.ID, credentials.FieldSigningSecret))
 	if err != nil {
-		return "", fmt.Errorf("client %s: %w", p.Client.ID, err)
+		// Not a 500: nothing the merchant sends can succeed, and the
+		// request must not pass. The operator learns why from the log.
+		slog.ErrorContext(ctx, "signing secret cannot be opened; refusing the signed request",
+			slog.String("client_id", p.Client.ID.String()), slog.String("credential_id", p.Credential.ID.String()),
+			slog.Any("error", err))
+		return "", models.ErrSigningSecretUnusable
 	}
 	return secret, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/payoutd/payoutd/database"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/vendors"
 )
@@ -31,6 +32,7 @@ var errorStatuses = []struct {
 	{models.ErrMissingSignature, http.StatusUnauthorized},
 	{models.ErrInvalidSignature, http.StatusUnauthorized},
 	{models.ErrNoSigningSecret, http.StatusUnauthorized},
+	{models.ErrSigningSecretUnusable, http.StatusUnauthorized},
 	{errSignatureOutsideWindow, http.StatusUnauthorized},
 	{models.ErrTimestampWindow, http.StatusBadRequest},
 	{models.ErrHoldingClient, http.StatusForbidden},
@@ -75,6 +77,11 @@ var (
 // not in the table is an internal error: the client gets a generic message,
 // the log gets the detail.
 func statusOf(err error) (int, string, bool) {
+	// A domain error that wraps a database failure would show the driver's
+	// text: it stays in the log.
+	if database.Classify(err) != database.NotADatabaseError {
+		return http.StatusInternalServerError, "internal server error", false
+	}
 	var v *models.ValidationError
 	if errors.As(err, &v) {
 		return http.StatusBadRequest, v.Message, true

@@ -51,7 +51,7 @@ func (s *Server) handleSignatureCheck(c *gin.Context) {
 	case tooLarge:
 		result.Diagnosis = signature.BodyTooLarge
 	default:
-		secret, err := s.signingSecret(principalOf(c))
+		secret, err := s.signingSecret(c.Request.Context(), principalOf(c))
 		if err != nil {
 			fail(c, err)
 			return

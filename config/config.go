@@ -33,8 +33,12 @@ type Config struct {
 	// empty, it serves none. The api serves /metrics on HTTPAddr.
 	MetricsAddr string
 
-	// SecretsKey encrypts signing and callback secrets at rest (32 bytes).
+	// SecretsKey encrypts signing and callback secrets and webhook URLs at
+	// rest (32 bytes).
 	SecretsKey []byte
+	// SecretsKeyPrevious (SECRETS_KEY_PREVIOUS) is the key being rotated
+	// away from: values sealed under it are still opened, never sealed.
+	SecretsKeyPrevious []byte
 
 	AdminUser     string
 	AdminPassword string
@@ -173,6 +177,14 @@ func Load(getenv func(string) string, base Config) (Config, error) {
 			c.SecretsKey = key
 		}
 	}
+	if v := strings.TrimSpace(getenv("SECRETS_KEY_PREVIOUS")); v != "" {
+		key, err := credentials.ParseSecretsKey(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("SECRETS_KEY_PREVIOUS: %w", err))
+		} else {
+			c.SecretsKeyPrevious = key
+		}
+	}
 	if v := strings.TrimSpace(getenv("TRUSTED_PROXIES")); v != "" {
 		prefixes, err := models.ParseCIDRList(v)
 		if err != nil {
@@ -308,10 +320,16 @@ func (c Config) CheckoutTokenKey() []byte {
 	return mac.Sum(nil)
 }
 
-// Sealer returns the encrypter of secrets at rest, keyed by SECRETS_KEY.
+// Sealer returns the encrypter of secrets at rest: it seals under
+// SECRETS_KEY and, during a rotation, also opens what SECRETS_KEY_PREVIOUS
+// sealed.
 func (c Config) Sealer() (*credentials.Sealer, error) {
 	if c.SecretsKey == nil {
 		return nil, errors.New("SECRETS_KEY is required")
 	}
-	return credentials.NewSealer(c.SecretsKey)
+	s, err := credentials.NewSealer(c.SecretsKey)
+	if err != nil || c.SecretsKeyPrevious == nil {
+		return s, err
+	}
+	return s.WithPrevious(c.SecretsKeyPrevious)
 }

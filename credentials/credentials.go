@@ -1,7 +1,8 @@
 // Package credentials issues and checks a client's credentials: API keys
 // (shown once, stored only as a SHA-256 hash), and signing and callback
 // secrets (64-character hex, stored encrypted with AES-256-GCM under
-// SECRETS_KEY).
+// SECRETS_KEY, bound to their client, credential and field; see Sealer,
+// which also seals the clients' webhook URLs).
 //
 // A V3 API key carries its environment in its prefix: "v3_live_" for
 // production, "v3_test_" for staging. A key without the "v3_" prefix is of

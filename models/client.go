@@ -64,22 +64,29 @@ var (
 
 // Client is a merchant or holding company using the service.
 type Client struct {
-	ID                uuid.UUID       `gorm:"type:uuid;primaryKey"`
-	Name              string          `gorm:"not null"`
-	Kind              ClientKind      `gorm:"not null"`
-	Environment       Environment     `gorm:"not null"`
-	AllowedIPs        string          `gorm:"column:allowed_ips;not null"` // comma-separated CIDRs; empty allows any
-	PayoutWebhookURL  string          `gorm:"not null"`
-	PaymentWebhookURL string          `gorm:"not null"`
-	Withdrawals       WithdrawalState `gorm:"not null"`
-	PaymentFeeBps     int64           `gorm:"not null"`
-	BIFASTFee         Amount          `gorm:"column:bifast_fee;not null"`
-	RTOLFee           Amount          `gorm:"column:rtol_fee;not null"`
-	BIFASTMinNet      Amount          `gorm:"column:bifast_min_net;not null"`
-	RTOLMinNet        Amount          `gorm:"column:rtol_min_net;not null"`
-	ReviewThreshold   *Amount         // nil: review off
-	CreatedAt         time.Time
-	UpdatedAt         time.Time
+	ID          uuid.UUID   `gorm:"type:uuid;primaryKey"`
+	Name        string      `gorm:"not null"`
+	Kind        ClientKind  `gorm:"not null"`
+	Environment Environment `gorm:"not null"`
+	AllowedIPs  string      `gorm:"column:allowed_ips;not null"` // comma-separated CIDRs; empty allows any
+	// The webhook URLs are stored sealed (credentials.Sealer, bound to the
+	// client and the field) in the *Enc columns; PayoutWebhookURL and
+	// PaymentWebhookURL hold only their display form (scheme://host/…), ""
+	// when none is set. A row of an earlier version has its plain URL there
+	// and an empty *Enc until `payoutd admin secrets rotate-key` seals it.
+	PayoutWebhookURL     string          `gorm:"not null"`
+	PaymentWebhookURL    string          `gorm:"not null"`
+	PayoutWebhookURLEnc  string          `gorm:"column:payout_webhook_url_enc;not null"`
+	PaymentWebhookURLEnc string          `gorm:"column:payment_webhook_url_enc;not null"`
+	Withdrawals          WithdrawalState `gorm:"not null"`
+	PaymentFeeBps        int64           `gorm:"not null"`
+	BIFASTFee            Amount          `gorm:"column:bifast_fee;not null"`
+	RTOLFee              Amount          `gorm:"column:rtol_fee;not null"`
+	BIFASTMinNet         Amount          `gorm:"column:bifast_min_net;not null"`
+	RTOLMinNet           Amount          `gorm:"column:rtol_min_net;not null"`
+	ReviewThreshold      *Amount         // nil: review off
+	CreatedAt            time.Time
+	UpdatedAt            time.Time
 }
 
 // IPAllowed reports whether ip may call the API for this client. An empty

@@ -7,20 +7,25 @@ import "errors"
 // The messages of the errors a client sees are the spec's exact wording.
 var (
 	// Authentication and authorisation.
-	ErrMissingAPIKey        = errors.New("missing x-api-key header")
-	ErrInvalidAPIKey        = errors.New("invalid API key")
-	ErrLegacyAPIKey         = errors.New("API key of the legacy generation: this service accepts only V3 keys")
-	ErrWrongEnvironmentKey  = errors.New("API key belongs to another environment")
-	ErrHoldingClient        = errors.New("holding clients cannot use the payment and payout API")
-	ErrIPNotAllowed         = errors.New("source IP is not on the client's allow-list")
-	ErrTimestampWindow      = errors.New("Request timestamp outside valid window (5 minutes)")
-	ErrMissingSignature     = errors.New("missing x-signature header")
-	ErrInvalidSignature     = errors.New("invalid x-signature")
-	ErrNoSigningSecret      = errors.New("no signing secret provisioned for this client")
-	ErrContentEncoding      = errors.New("Content-Encoding is not supported; send the body uncompressed")
-	ErrBodyTooLarge         = errors.New("request body exceeds 1 MiB")
-	ErrRateLimited          = errors.New("rate limit exceeded; retry later")
-	ErrWithdrawalsSuspended = errors.New("withdrawals are suspended for this client")
+	ErrMissingAPIKey       = errors.New("missing x-api-key header")
+	ErrInvalidAPIKey       = errors.New("invalid API key")
+	ErrLegacyAPIKey        = errors.New("API key of the legacy generation: this service accepts only V3 keys")
+	ErrWrongEnvironmentKey = errors.New("API key belongs to another environment")
+	ErrHoldingClient       = errors.New("holding clients cannot use the payment and payout API")
+	ErrIPNotAllowed        = errors.New("source IP is not on the client's allow-list")
+	ErrTimestampWindow     = errors.New("Request timestamp outside valid window (5 minutes)")
+	ErrMissingSignature    = errors.New("missing x-signature header")
+	ErrInvalidSignature    = errors.New("invalid x-signature")
+	ErrNoSigningSecret     = errors.New("no signing secret provisioned for this client")
+	// ErrSigningSecretUnusable: the stored signing secret does not open
+	// (moved from another client or field, altered, or under a key this
+	// process lacks). The request is not authenticated; the operator's log
+	// says why.
+	ErrSigningSecretUnusable = errors.New("the signing secret of this client cannot be used; ask the operator to rotate the credentials")
+	ErrContentEncoding       = errors.New("Content-Encoding is not supported; send the body uncompressed")
+	ErrBodyTooLarge          = errors.New("request body exceeds 1 MiB")
+	ErrRateLimited           = errors.New("rate limit exceeded; retry later")
+	ErrWithdrawalsSuspended  = errors.New("withdrawals are suspended for this client")
 
 	// Resources.
 	ErrNotFound       = errors.New("not found")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 )
 
 // Store reads and writes clients, credentials and wallets. Public methods
@@ -132,10 +133,19 @@ type principalRow struct {
 
 // CreateWallet stores a wallet. The client's first wallet becomes its
 // default; a wallet created with IsDefault set takes the default over.
+//
+// Creates for one client are serialised on the client's row (SELECT … FOR
+// UPDATE on PostgreSQL; SQLite has a single writer already): otherwise two
+// concurrent first creates both count no wallet, both claim the default,
+// and one dies on the wallets_one_default index.
 func (s *Store) CreateWallet(ctx context.Context, w *Wallet) error {
 	return s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var c Client
-		if err := tx.Where("id = ?", w.ClientID).Take(&c).Error; err != nil {
+		q := tx.Select("id")
+		if tx.Dialector.Name() == "postgres" {
+			q = q.Clauses(clause.Locking{Strength: "UPDATE"})
+		}
+		if err := q.Where("id = ?", w.ClientID).Take(&c).Error; err != nil {
 			if errors.Is(err, gorm.ErrRecordNotFound) {
 				return ErrClientNotFound
 			}

@@ -57,3 +57,27 @@ func TestRedact(t *testing.T) {
 		}
 	}
 }
+
+// The display form of a webhook URL, the only one kept in plain text, has
+// no credentials, path or query.
+func TestDisplayURL(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"":                                        "",
+		"https://merchant.example":                "https://merchant.example",
+		"https://merchant.example/":               "https://merchant.example/",
+		"https://merchant.example/hooks":          "https://merchant.example/…",
+		"https://merchant.example:8443/?t=abc":    "https://merchant.example:8443/…",
+		"https://ops:s3cret@merchant.example/x/y": "https://xxxxx@merchant.example/…",
+		"https://token@merchant.example#frag":     "https://xxxxx@merchant.example/…",
+		"https://xxxxx@merchant.example/…":        "https://xxxxx@merchant.example/…",
+		"::not a url":                             "xxxxx",
+	} {
+		if got := DisplayURL(in); got != want {
+			t.Errorf("DisplayURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := scrub(`Post "http://ops:***@10.0.0.1:8443/hooks/T0KEN?sig=abc": dial tcp 10.0.0.1:8443: refused`); got != `Post "http://xxxxx@10.0.0.1:8443/…": dial tcp 10.0.0.1:8443: refused` {
+		t.Errorf("scrub: %q", got)
+	}
+}

@@ -146,11 +146,10 @@ func (d *Deliverer) Deliver(ctx context.Context, id uuid.UUID) error {
 		}
 		return later
 	}
-	client, secret, err := d.recipient(ctx, ev)
+	url, secret, err := d.recipient(ctx, ev)
 	if err != nil {
 		return err
 	}
-	url := urlFor(client, ev.Target)
 	if url == "" {
 		if err := d.finish(ctx, ev, models.WebhookNoURL, nil); err != nil {
 			return err
@@ -270,22 +269,59 @@ func (d *Deliverer) wakeNext(ctx context.Context, ev *models.WebhookEvent) {
 	}
 }
 
-// recipient reads the client's current URLs and opens its Callback Secret.
-func (d *Deliverer) recipient(ctx context.Context, ev *models.WebhookEvent) (*models.Client, string, error) {
+// recipient opens the client's current URL for the event's target ("" when
+// none is set) and its Callback Secret.
+func (d *Deliverer) recipient(ctx context.Context, ev *models.WebhookEvent) (string, string, error) {
 	var client models.Client
 	if err := d.db.WithContext(ctx).Where("id = ?", ev.ClientID).Take(&client).Error; err != nil {
-		return nil, "", err
+		return "", "", err
 	}
 	var cred models.Credential
 	err := d.db.WithContext(ctx).Where("client_id = ? AND revoked_at IS NULL", ev.ClientID).Take(&cred).Error
 	if err != nil {
-		return nil, "", fmt.Errorf("callback secret of client %s: %w", ev.ClientID, err)
+		return "", "", fmt.Errorf("callback secret of client %s: %w", ev.ClientID, err)
 	}
-	secret, err := d.sealer.Open(cred.CallbackSecretEnc)
+	secret, err := d.sealer.Open(cred.CallbackSecretEnc, credentials.CredentialBinding(ev.ClientID, cred.ID, credentials.FieldCallbackSecret))
 	if err != nil {
-		return nil, "", fmt.Errorf("callback secret of client %s: %w", ev.ClientID, err)
+		return "", "", fmt.Errorf("callback secret of client %s: %w", ev.ClientID, err)
 	}
-	return &client, secret, nil
+	url, err := OpenURL(d.sealer, &client, ev.Target, credentials.IsLegacy(cred.CallbackSecretEnc))
+	if err != nil {
+		return "", "", err
+	}
+	return url, secret, nil
+}
+
+// ErrPlainURL: a client's webhook URL is in plain text although its
+// credentials are of the current version. Only rows of earlier versions
+// hold plain URLs: anything else was written behind the service's back and
+// is not followed.
+var ErrPlainURL = errors.New("webhook URL is stored in plain text, not sealed: refusing to follow it; set it again with payoutd admin client update")
+
+// OpenURL returns the client's webhook URL for target, opened from its
+// sealed column; "" when none is set. legacyClient says the client's
+// credentials are of an earlier version (sealed without key id): only then
+// is a plain-text URL followed, as earlier versions stored it. Once
+// `payoutd admin secrets rotate-key` has run and the previous key is
+// dropped, no such credential opens, so no plain URL is ever followed again.
+func OpenURL(sealer *credentials.Sealer, c *models.Client, target models.WebhookTarget, legacyClient bool) (string, error) {
+	sealed, shown, field := c.PayoutWebhookURLEnc, c.PayoutWebhookURL, credentials.FieldPayoutWebhookURL
+	if target == models.TargetPayment {
+		sealed, shown, field = c.PaymentWebhookURLEnc, c.PaymentWebhookURL, credentials.FieldPaymentWebhookURL
+	}
+	switch {
+	case sealed != "":
+		url, err := sealer.Open(sealed, credentials.ClientBinding(c.ID, field))
+		if err != nil {
+			return "", fmt.Errorf("%s of client %s: %w", field, c.ID, err)
+		}
+		return url, nil
+	case shown == "":
+		return "", nil
+	case legacyClient:
+		return shown, nil
+	}
+	return "", fmt.Errorf("%s of client %s: %w", field, c.ID, ErrPlainURL)
 }
 
 // attemptResult is what one POST gave.
@@ -305,17 +341,18 @@ func (a attemptResult) ok() bool {
 // send POSTs the event's body, signed afresh.
 func (d *Deliverer) send(ctx context.Context, ev *models.WebhookEvent, url, secret string) attemptResult {
 	started := d.now()
-	// Only the text kept of the attempt is redacted: the request itself
-	// carries the URL's credentials (basic auth) as the merchant set it.
-	result := attemptResult{url: Redact(url), started: started}
+	// Only the text kept of the attempt is reduced to the display form: the
+	// request itself goes to the URL as the merchant set it (credentials
+	// as basic auth, path and query).
+	result := attemptResult{url: DisplayURL(url), started: started}
 	if err := d.guard.CheckURL(url); err != nil {
-		result.err, result.blocked = Redact(err.Error()), true
+		result.err, result.blocked = scrub(err.Error()), true
 		return result
 	}
 	body := []byte(ev.Body)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		result.err = Redact(err.Error())
+		result.err = scrub(err.Error())
 		return result
 	}
 	req.Header.Set("Content-Type", "application/json")
@@ -326,7 +363,7 @@ func (d *Deliverer) send(ctx context.Context, ev *models.WebhookEvent, url, secr
 	resp, err := d.client.Do(req)
 	result.latency = time.Since(clock)
 	if err != nil {
-		result.err, result.blocked = Redact(err.Error()), errors.Is(err, ErrBlockedDestination)
+		result.err, result.blocked = scrub(err.Error()), errors.Is(err, ErrBlockedDestination)
 		return result
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))

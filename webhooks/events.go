@@ -106,6 +106,7 @@ func RecordAll(tx *gorm.DB, es []NewEvent, now time.Time) ([]models.WebhookEvent
 	return events, tx.Create(&events).Error
 }
 
+// urlFor is the display form of the client's URL for t: "" when none is set.
 func urlFor(c *models.Client, t models.WebhookTarget) string {
 	if t == models.TargetPayment {
 		return c.PaymentWebhookURL

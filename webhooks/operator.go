@@ -66,11 +66,10 @@ func (d *Deliverer) Redeliver(ctx context.Context, id uuid.UUID) (*Redelivered, 
 	if err != nil {
 		return nil, err
 	}
-	client, secret, err := d.recipient(ctx, ev)
+	url, secret, err := d.recipient(ctx, ev)
 	if err != nil {
 		return nil, err
 	}
-	url := urlFor(client, ev.Target)
 	if url == "" {
 		return nil, fmt.Errorf("client %s has no %s webhook URL: set it with payoutd admin client update", ev.ClientID, ev.Target)
 	}

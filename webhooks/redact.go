@@ -1,6 +1,9 @@
 package webhooks
 
-import "regexp"
+import (
+	"net/url"
+	"regexp"
+)
 
 // userinfo matches the user:password@ part of a URL, also inside an error
 // message (net/http's own errors keep the user name).
@@ -11,4 +14,36 @@ var userinfo = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://)[^/?#@\s"]*@`)
 // shown to operators, in errors and in logs.
 func Redact(s string) string {
 	return userinfo.ReplaceAllString(s, "${1}xxxxx@")
+}
+
+// DisplayURL is the only form of a webhook URL kept in plain text (in the
+// clients table, attempts, answers to operators and logs): scheme and host,
+// "xxxxx@" where the URL carries credentials, and "/…" for any path, query
+// or fragment, since merchants put tokens there too.
+func DisplayURL(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return "xxxxx"
+	}
+	out := u.Scheme + "://"
+	if u.User != nil {
+		out += "xxxxx@"
+	}
+	out += u.Host
+	if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.ForceQuery {
+		return out + "/…"
+	}
+	return out + u.Path
+}
+
+// anyURL matches a URL inside an error message, up to a quote or a space.
+var anyURL = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://[^\s"]+`)
+
+// scrub reduces every URL quoted in text (net/http quotes the whole URL,
+// the password starred, path and query kept) to its display form.
+func scrub(text string) string {
+	return Redact(anyURL.ReplaceAllStringFunc(text, DisplayURL))
 }

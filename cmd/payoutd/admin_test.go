@@ -223,8 +223,9 @@ func TestReconcileDetectsABalanceChangedOutsideTheLedger(t *testing.T) {
 	}
 }
 
-// client show and client update print a webhook URL without the
-// credentials a merchant put in it; the stored URL keeps them.
+// client show and client update print a webhook URL in its display form,
+// without the credentials a merchant put in it; the stored row holds no
+// more than that in plain text (TestWebhookURLsAreSealedAtRest).
 func TestAdminClientCommandsHideWebhookURLCredentials(t *testing.T) {
 	t.Parallel()
 	db, url := testenv.DBWithURL(t)
@@ -234,18 +235,18 @@ func TestAdminClientCommandsHideWebhookURLCredentials(t *testing.T) {
 	shown := c.ok("client", "show", "--client", clientID)
 	updated := c.ok("client", "update", "--client", clientID, "--payment-webhook-url", "https://pay:t0ken@merchant.example/payments")
 	for name, out := range map[string]map[string]any{"show": shown, "update": updated} {
-		if got := out["payout_webhook_url"]; got != "https://xxxxx@merchant.example/payouts" {
+		if got := out["payout_webhook_url"]; got != "https://xxxxx@merchant.example/…" {
 			t.Errorf("client %s payout_webhook_url = %v", name, got)
 		}
 	}
-	if got := updated["payment_webhook_url"]; got != "https://xxxxx@merchant.example/payments" {
+	if got := updated["payment_webhook_url"]; got != "https://xxxxx@merchant.example/…" {
 		t.Errorf("client update payment_webhook_url = %v", got)
 	}
 	var stored models.Client
 	if err := db.Where("id = ?", clientID).Take(&stored).Error; err != nil {
 		t.Fatal(err)
 	}
-	if stored.PayoutWebhookURL != secretURL {
-		t.Errorf("stored URL %q, want the merchant's own", stored.PayoutWebhookURL)
+	if stored.PayoutWebhookURL != "https://xxxxx@merchant.example/…" || stored.PayoutWebhookURLEnc == "" || strings.Contains(stored.PayoutWebhookURLEnc, "s3cret") {
+		t.Errorf("stored URL %q / %q, want the display form and the sealed URL", stored.PayoutWebhookURL, stored.PayoutWebhookURLEnc)
 	}
 }
