@@ -32,6 +32,8 @@ var errorStatuses = []struct {
 	{models.ErrInvalidSignature, http.StatusUnauthorized},
 	{models.ErrNoSigningSecret, http.StatusUnauthorized},
 	{errSignatureOutsideWindow, http.StatusUnauthorized},
+	{models.ErrSignatureReused, http.StatusUnauthorized},
+	{models.ErrReplayCheckUnavailable, http.StatusServiceUnavailable},
 	{models.ErrTimestampWindow, http.StatusBadRequest},
 	{models.ErrHoldingClient, http.StatusForbidden},
 	{models.ErrIPNotAllowed, http.StatusForbidden},
