@@ -7,27 +7,20 @@ import "errors"
 // The messages of the errors a client sees are the spec's exact wording.
 var (
 	// Authentication and authorisation.
-	ErrMissingAPIKey       = errors.New("missing x-api-key header")
-	ErrInvalidAPIKey       = errors.New("invalid API key")
-	ErrLegacyAPIKey        = errors.New("API key of the legacy generation: this service accepts only V3 keys")
-	ErrWrongEnvironmentKey = errors.New("API key belongs to another environment")
-	ErrHoldingClient       = errors.New("holding clients cannot use the payment and payout API")
-	ErrIPNotAllowed        = errors.New("source IP is not on the client's allow-list")
-	ErrTimestampWindow     = errors.New("Request timestamp outside valid window (5 minutes)")
-	ErrMissingSignature    = errors.New("missing x-signature header")
-	ErrInvalidSignature    = errors.New("invalid x-signature")
-	ErrNoSigningSecret     = errors.New("no signing secret provisioned for this client")
-	// ErrSignatureReused: the signature was accepted before for another
-	// method, path or Idempotency-Key (DESIGN.md: signatures are used once).
-	ErrSignatureReused = errors.New("x-signature was already used; sign the request again")
-	// ErrReplayCheckUnavailable: the store that remembers used signatures
-	// could not answer, so a signed request that changes state is refused
-	// rather than risk running twice.
-	ErrReplayCheckUnavailable = errors.New("signature replay check unavailable; retry shortly")
-	ErrContentEncoding        = errors.New("Content-Encoding is not supported; send the body uncompressed")
-	ErrBodyTooLarge           = errors.New("request body exceeds 1 MiB")
-	ErrRateLimited            = errors.New("rate limit exceeded; retry later")
-	ErrWithdrawalsSuspended   = errors.New("withdrawals are suspended for this client")
+	ErrMissingAPIKey        = errors.New("missing x-api-key header")
+	ErrInvalidAPIKey        = errors.New("invalid API key")
+	ErrLegacyAPIKey         = errors.New("API key of the legacy generation: this service accepts only V3 keys")
+	ErrWrongEnvironmentKey  = errors.New("API key belongs to another environment")
+	ErrHoldingClient        = errors.New("holding clients cannot use the payment and payout API")
+	ErrIPNotAllowed         = errors.New("source IP is not on the client's allow-list")
+	ErrTimestampWindow      = errors.New("Request timestamp outside valid window (5 minutes)")
+	ErrMissingSignature     = errors.New("missing x-signature header")
+	ErrInvalidSignature     = errors.New("invalid x-signature")
+	ErrNoSigningSecret      = errors.New("no signing secret provisioned for this client")
+	ErrContentEncoding      = errors.New("Content-Encoding is not supported; send the body uncompressed")
+	ErrBodyTooLarge         = errors.New("request body exceeds 1 MiB")
+	ErrRateLimited          = errors.New("rate limit exceeded; retry later")
+	ErrWithdrawalsSuspended = errors.New("withdrawals are suspended for this client")
 
 	// Resources.
 	ErrNotFound       = errors.New("not found")
@@ -36,6 +29,17 @@ var (
 
 	// Storage.
 	ErrConflict = errors.New("conflicting concurrent change; retry")
+)
+
+// Signature reuse (DESIGN.md: signatures are used once).
+var (
+	// ErrSignatureReused: the signature was accepted before for another
+	// method, path or Idempotency-Key.
+	ErrSignatureReused = errors.New("x-signature was already used; sign the request again")
+	// ErrReplayCheckUnavailable: the store that remembers used signatures
+	// could not answer, so a signed request that changes state is refused
+	// rather than risk running twice.
+	ErrReplayCheckUnavailable = errors.New("signature replay check unavailable; retry shortly")
 )
 
 // ValidationError is a 400: the request is malformed. Its message names the
