@@ -52,10 +52,14 @@ const (
 //  4. the body, read once: Content-Encoding 415, over 1 MiB 413.
 //  5. x-signature when present (an empty header counts as absent): always
 //     verified over the exact bytes received, 401 when wrong or when
-//     required and missing; otherwise x-timestamp within ±5 minutes, 400.
+//     required and missing, and 401 when it was used before for another
+//     request (rememberSignature); otherwise x-timestamp within ±5
+//     minutes, 400.
 //
 // In diagnostic mode it stops after step 3: the handler reads the body and
-// reports every signature problem as a 200 diagnosis.
+// reports every signature problem as a 200 diagnosis. It never reads or
+// records used signatures, so it neither uses one up nor lets one be used
+// again.
 func (s *Server) authenticate(policy signaturePolicy) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		p, err := s.identify(c)
@@ -163,7 +167,7 @@ func (s *Server) verifyRequest(c *gin.Context, p *principal, body []byte, policy
 	result := signature.Verify(secret, header, body, s.now())
 	switch result.Diagnosis {
 	case signature.OK:
-		return nil
+		return s.rememberSignature(c, p, result.Header.V1)
 	case signature.NoSecretProvisioned:
 		return models.ErrNoSigningSecret
 	case signature.TimestampOutOfWindow:

@@ -34,6 +34,8 @@ var errorStatuses = []struct {
 	{models.ErrNoSigningSecret, http.StatusUnauthorized},
 	{models.ErrSigningSecretUnusable, http.StatusUnauthorized},
 	{errSignatureOutsideWindow, http.StatusUnauthorized},
+	{models.ErrSignatureReused, http.StatusUnauthorized},
+	{models.ErrReplayCheckUnavailable, http.StatusServiceUnavailable},
 	{models.ErrTimestampWindow, http.StatusBadRequest},
 	{models.ErrHoldingClient, http.StatusForbidden},
 	{models.ErrIPNotAllowed, http.StatusForbidden},
@@ -98,8 +100,13 @@ func statusOf(err error) (int, string, bool) {
 	return http.StatusInternalServerError, "internal server error", false
 }
 
-// fail answers err as {"error": "..."} and stops the handler chain.
+// fail answers err as {"error": "..."} and stops the handler chain. A
+// rate limit's answer also says in Retry-After when to try again.
 func fail(c *gin.Context, err error) {
+	var limited *rateLimitedError
+	if errors.As(err, &limited) {
+		c.Header("Retry-After", retryAfterSeconds(limited.retryAfter))
+	}
 	status, msg, known := statusOf(err)
 	if !known {
 		slog.ErrorContext(c.Request.Context(), "internal error",

@@ -51,6 +51,8 @@ type payoutEnv struct {
 	// nothing, callbacks still arrive).
 	inquiryGate *gate
 	statusDown  *atomic.Bool
+	// inquiries counts the account inquiries the vendors were asked.
+	inquiries *atomic.Int64
 	// walletReads holds an armed read of a wallet row (holds option).
 	walletReads *gate
 	// queueOpt and queuePrefix name the worker's Redis and its queues
@@ -82,6 +84,8 @@ type payoutSetup struct {
 	// vendorsim serves the sandbox vendors over HTTP (vendorsim) and sends
 	// their signed callbacks to the API, served on a real socket.
 	vendorsim bool
+	// configure adjusts the API's configuration further (rate limits).
+	configure func(*config.Config)
 }
 
 // testClock is the shared clock of server, service and sandbox vendors:
@@ -153,8 +157,8 @@ func setupPayouts(t *testing.T, o payoutSetup) *payoutEnv {
 		})
 		registry = vendorsim.NewRegistry(ts.URL, vendorSimSecret, vendorsim.ClientOptions{})
 	}
-	inquiryGate, statusDown := &gate{}, &atomic.Bool{}
-	registry = switchable(registry, inquiryGate, statusDown)
+	inquiryGate, statusDown, inquiries := &gate{}, &atomic.Bool{}, &atomic.Int64{}
+	registry = switchable(registry, inquiryGate, statusDown, inquiries)
 	rdb, _ := testenv.Redis(t)
 	db := testenv.DB(t)
 	walletReads := &gate{}
@@ -213,9 +217,12 @@ func setupPayouts(t *testing.T, o payoutSetup) *payoutEnv {
 		configure: func(c *config.Config) {
 			c.DisbursementSubmitWait = o.submitWait
 			c.DisbursementLockTTL = o.lockTTL
+			if o.configure != nil {
+				o.configure(c)
+			}
 		}})
 	e := &payoutEnv{bundle: b, svc: svc, store: store, vendor: counting, inline: inline, clock: clock,
-		inquiryGate: inquiryGate, statusDown: statusDown, walletReads: walletReads, sim: sim,
+		inquiryGate: inquiryGate, statusDown: statusDown, inquiries: inquiries, walletReads: walletReads, sim: sim,
 		queueOpt: queueOpt, queuePrefix: queuePrefix}
 	apiHandler.Store(b.server.Handler())
 	e.m = b.newMerchant()
@@ -268,10 +275,10 @@ func (g *gate) pass() {
 // on Inquire, statusDown on Status). A wrapped vendor implements
 // vendors.Completer and vendors.CallbackParser exactly when the vendor it
 // wraps does, as the API and the operator commands check for them.
-func switchable(r vendors.Registry, inquiry *gate, statusDown *atomic.Bool) vendors.Registry {
+func switchable(r vendors.Registry, inquiry *gate, statusDown *atomic.Bool, inquiries *atomic.Int64) vendors.Registry {
 	out := make(vendors.Registry, len(r))
 	for name, v := range r {
-		base := switchedVendor{Vendor: v, inquiry: inquiry, statusDown: statusDown}
+		base := switchedVendor{Vendor: v, inquiry: inquiry, statusDown: statusDown, inquiries: inquiries}
 		completer, canComplete := v.(vendors.Completer)
 		parser, parsesCallbacks := v.(vendors.CallbackParser)
 		switch {
@@ -302,9 +309,11 @@ type switchedVendor struct {
 	vendors.Vendor
 	inquiry    *gate
 	statusDown *atomic.Bool
+	inquiries  *atomic.Int64
 }
 
 func (v switchedVendor) Inquire(ctx context.Context, req vendors.InquiryRequest) (vendors.Account, error) {
+	v.inquiries.Add(1)
 	v.inquiry.pass()
 	return v.Vendor.Inquire(ctx, req)
 }

@@ -1,15 +1,31 @@
 package api
 
 import (
+	"context"
 	"log/slog"
 	"math"
 	"strconv"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/go-redis/redis_rate/v10"
+	"github.com/google/uuid"
 
 	"github.com/payoutd/payoutd/models"
 )
+
+// rateLimitedError is models.ErrRateLimited with the wait fail announces in
+// Retry-After.
+type rateLimitedError struct{ retryAfter time.Duration }
+
+func (e *rateLimitedError) Error() string { return models.ErrRateLimited.Error() }
+func (e *rateLimitedError) Unwrap() error { return models.ErrRateLimited }
+
+// retryAfterSeconds is the Retry-After value of a wait: whole seconds, at
+// least 1.
+func retryAfterSeconds(d time.Duration) string {
+	return strconv.Itoa(max(1, int(math.Ceil(d.Seconds()))))
+}
 
 // rateLimit allows limit requests per client on a route, counted in Redis
 // (GCRA), so that every API instance shares one count. Beyond it: 429 with
@@ -27,10 +43,56 @@ func (s *Server) rateLimit(name string, limit redis_rate.Limit) gin.HandlerFunc 
 		c.Header("X-RateLimit-Limit", strconv.Itoa(limit.Rate))
 		c.Header("X-RateLimit-Remaining", strconv.Itoa(res.Remaining))
 		if res.Allowed == 0 {
-			c.Header("Retry-After", strconv.Itoa(max(1, int(math.Ceil(res.RetryAfter.Seconds())))))
-			fail(c, models.ErrRateLimited)
+			fail(c, &rateLimitedError{retryAfter: res.RetryAfter})
 			return
 		}
 		c.Next()
+	}
+}
+
+// perMinute is rateLimit at perMinute requests per minute, or nothing at 0
+// (the limit turned off).
+func (s *Server) perMinute(name string, perMinute int) gin.HandlerFunc {
+	if perMinute <= 0 {
+		return func(c *gin.Context) { c.Next() }
+	}
+	return s.rateLimit(name, redis_rate.PerMinute(perMinute))
+}
+
+// inquiryRefusals is the payouts.InquiryBudget of the API: per client, at
+// most limit creates per minute refused after their account inquiry
+// (INQUIRY_REFUSAL_RATE_LIMIT), counted in Redis like rateLimit and, like
+// it, let through when Redis cannot answer.
+type inquiryRefusals struct {
+	limiter *redis_rate.Limiter
+	limit   redis_rate.Limit
+}
+
+func (b inquiryRefusals) key(clientID uuid.UUID) string {
+	return "ratelimit:inquiry-refusals:" + clientID.String()
+}
+
+// Check looks at the budget without spending it (GCRA with cost 0):
+// Remaining is how many more refusals fit now; at 0 the next one would not,
+// so the create is refused before its inquiry. It may then go on once one
+// emission interval has passed over what the stored time is ahead of now.
+func (b inquiryRefusals) Check(ctx context.Context, clientID uuid.UUID) error {
+	res, err := b.limiter.AllowN(ctx, b.key(clientID), b.limit, 0)
+	if err != nil {
+		slog.WarnContext(ctx, "inquiry refusal limiter unavailable; create allowed", slog.Any("error", err))
+		return nil
+	}
+	if res.Remaining >= 1 {
+		return nil
+	}
+	interval := b.limit.Period / time.Duration(b.limit.Rate)
+	return &rateLimitedError{retryAfter: res.ResetAfter - time.Duration(b.limit.Burst-1)*interval}
+}
+
+// Spend counts one refusal; one beyond the budget changes nothing. It is
+// counted even when the caller hangs up meanwhile.
+func (b inquiryRefusals) Spend(ctx context.Context, clientID uuid.UUID) {
+	if _, err := b.limiter.AllowN(context.WithoutCancel(ctx), b.key(clientID), b.limit, 1); err != nil {
+		slog.WarnContext(ctx, "inquiry refusal limiter unavailable; refusal not counted", slog.Any("error", err))
 	}
 }

@@ -103,8 +103,13 @@ func New(d Deps) (*Server, error) {
 	if d.Queue != nil {
 		payoutQueue, paymentQueue = d.Queue, d.Queue
 	}
+	var budget payouts.InquiryBudget
+	if n := d.Config.InquiryRefusalRateLimit; n > 0 {
+		budget = inquiryRefusals{limiter: s.limiter, limit: redis_rate.PerMinute(n)}
+	}
 	s.payouts = payouts.New(payouts.Options{DB: d.DB, Vendors: d.Vendors, Queue: payoutQueue,
-		LockTTL: d.Config.DisbursementLockTTL, SubmitLease: d.Config.DisbursementSubmitLease, Now: s.now, Metrics: d.Metrics})
+		LockTTL: d.Config.DisbursementLockTTL, SubmitLease: d.Config.DisbursementSubmitLease, Now: s.now, Metrics: d.Metrics,
+		InquiryBudget: budget})
 	s.acquirer = d.Acquirer
 	s.payments = payments.New(payments.Options{DB: d.DB, Acquirer: d.Acquirer, Queue: paymentQueue,
 		Calendar: d.Config.SettlementCalendar(), Now: s.now, Metrics: d.Metrics})
@@ -156,7 +161,9 @@ func (s *Server) routes(queueRedis asynq.RedisConnOpt) {
 	v3.GET("/wallets/:wallet_id/balance", optional, s.handleWalletBalance)
 	v3.GET("/wallets/:wallet_id/banks", optional, s.handleWalletBanks)
 	v3.POST("/debug/signature-check", s.authenticate(signatureDiagnostic), s.rateLimit("signature-check", redis_rate.PerMinute(20)), s.handleSignatureCheck)
-	v3.POST("/disbursements/quote", required, s.handleDisbursementQuote)
+	// Each quote is a real-time account inquiry: limited per client so that
+	// accounts cannot be enumerated at full speed (QUOTE_RATE_LIMIT).
+	v3.POST("/disbursements/quote", required, s.perMinute("quote", s.cfg.QuoteRateLimit), s.handleDisbursementQuote)
 	v3.POST("/disbursements", required, s.handleDisbursementCreate)
 	v3.GET("/disbursements/:id", optional, s.handleDisbursementGet)
 	v3.GET("/payments/:id", optional, s.handlePaymentGet)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -44,6 +45,9 @@ type bundle struct {
 	now    func() time.Time // the server's clock; requests are signed with it
 	// metrics are the server's, served at /metrics.
 	metrics *metrics.Metrics
+	// lastSigned is the t (Unix ms) of the last signature do made; shared
+	// by copies of the bundle (sub).
+	lastSigned *atomic.Int64
 }
 
 type setupOptions struct {
@@ -122,7 +126,7 @@ func setup(t testing.TB, opts ...setupOptions) *bundle {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	return &bundle{t: t, db: db, redis: rdb, server: srv, env: o.env, now: o.now, metrics: m,
+	return &bundle{t: t, db: db, redis: rdb, server: srv, env: o.env, now: o.now, metrics: m, lastSigned: &atomic.Int64{},
 		admin: admin.Deps{DB: db, Sealer: sealer, Env: o.env, Vendors: registry, ClientChanged: srv.ForgetClient, Payments: srv.payments, Now: o.now}}
 }
 
@@ -177,7 +181,7 @@ type request struct {
 	headers   map[string]string
 	remoteIP  string
 	apiKey    string
-	sign      string // signing secret: adds a valid x-signature at fixedNow
+	sign      string // signing secret: adds a valid x-signature of its own (signTime)
 	timestamp bool   // adds a valid x-timestamp
 }
 
@@ -205,7 +209,7 @@ func (b *bundle) do(r request) response {
 		req.Header.Set("x-api-key", r.apiKey)
 	}
 	if r.sign != "" {
-		req.Header.Set("x-signature", signature.Sign(r.sign, r.body, b.now()))
+		req.Header.Set("x-signature", signature.Sign(r.sign, r.body, b.signTime()))
 	}
 	if r.timestamp {
 		req.Header.Set("x-timestamp", millis(b.now()))
@@ -223,6 +227,22 @@ func (b *bundle) do(r request) response {
 		resp.errBody = *e.Error
 	}
 	return resp
+}
+
+// signTime is the t of a new signature: the clock's, or a millisecond
+// after the previous signature's when the clock has not moved (the fixed
+// clocks of these tests). A signature is used once, so each request do
+// signs gets its own, as a merchant's would; a test that means to send a
+// signature again sets x-signature itself.
+func (b *bundle) signTime() time.Time {
+	now := b.now().UnixMilli()
+	for {
+		last := b.lastSigned.Load()
+		t := max(now, last+1)
+		if b.lastSigned.CompareAndSwap(last, t) {
+			return time.UnixMilli(t)
+		}
+	}
 }
 
 func millis(t time.Time) string { return jsonNumber(t.UnixMilli()) }

@@ -259,13 +259,27 @@ type answer struct {
 // body bytes are sent, and signed, on every attempt.
 func (c *Client) call(ctx context.Context, method, path string, body []byte, idempotencyKey string, out any) (answer, error) {
 	target := c.base.String() + path
+	resigned := false
+	at := c.now()
 	for attempt := 0; ; attempt++ {
-		ans, raw, err := c.attempt(ctx, method, target, body, idempotencyKey)
+		ans, raw, err := c.attempt(ctx, method, target, body, idempotencyKey, at)
 		if err == nil {
 			if err := json.Unmarshal(raw, out); err != nil {
 				return ans, fmt.Errorf("payoutd: decode %s %s answer (%d): %w", method, path, ans.status, err)
 			}
 			return ans, nil
+		}
+		if !resigned && IsSignatureUsed(err) {
+			// Another request with the same body was signed in the same
+			// millisecond and sent first (two creates with identical bodies
+			// and different keys): sign again with a later t, once, besides
+			// the retries.
+			resigned, attempt = true, attempt-1
+			if serr := c.sleep(ctx, time.Millisecond); serr != nil {
+				return ans, joinContext(serr, err)
+			}
+			at = laterMillisecond(c.now(), at)
+			continue
 		}
 		wait, retry := c.retryable(err, attempt)
 		if !retry {
@@ -277,7 +291,18 @@ func (c *Client) call(ctx context.Context, method, path string, body []byte, ide
 		if serr := c.sleep(ctx, wait); serr != nil {
 			return ans, joinContext(serr, err)
 		}
+		at = c.now()
 	}
+}
+
+// laterMillisecond is now, or one millisecond after prev when the clock has
+// not moved past prev's millisecond, so that a signature made at it has a t
+// of its own.
+func laterMillisecond(now, prev time.Time) time.Time {
+	if now.UnixMilli() > prev.UnixMilli() {
+		return now
+	}
+	return time.UnixMilli(prev.UnixMilli() + 1)
 }
 
 // joinContext reports that the context ended, keeping the last attempt's
@@ -359,9 +384,9 @@ type networkError struct{ err error }
 func (e *networkError) Error() string { return "payoutd: " + e.err.Error() }
 func (e *networkError) Unwrap() error { return e.err }
 
-// attempt sends the request once, signed now, and returns a 2xx answer's
+// attempt sends the request once, signed at at, and returns a 2xx answer's
 // body, or an *APIError, or a *networkError.
-func (c *Client) attempt(ctx context.Context, method, target string, body []byte, idempotencyKey string) (answer, []byte, error) {
+func (c *Client) attempt(ctx context.Context, method, target string, body []byte, idempotencyKey string, at time.Time) (answer, []byte, error) {
 	var reader io.Reader
 	if body != nil {
 		reader = bytes.NewReader(body)
@@ -376,7 +401,7 @@ func (c *Client) attempt(ctx context.Context, method, target string, body []byte
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", userAgent)
 	req.Header.Set("x-api-key", c.apiKey)
-	req.Header.Set("x-signature", Sign(c.signingSecret, body, c.now()))
+	req.Header.Set("x-signature", Sign(c.signingSecret, body, at))
 	if idempotencyKey != "" {
 		req.Header.Set("Idempotency-Key", idempotencyKey)
 	}

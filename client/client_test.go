@@ -720,3 +720,64 @@ func TestParseWebhook(t *testing.T) {
 		t.Fatalf("signed garbage: %v", err)
 	}
 }
+
+// sigUsedStep is the service's answer to a signature it accepted before
+// for another request.
+var sigUsedStep = step{status: 401, body: `{"error":"x-signature was already used; sign the request again"}`}
+
+// Two creates with identical bodies signed in the same millisecond collide:
+// the second is refused with 401 "x-signature was already used". The
+// Client waits a millisecond, signs again with a later t and resends once,
+// besides its retries; a second collision or any other 401 is returned.
+func TestResignsOnceWhenTheSignatureWasUsed(t *testing.T) {
+	frozen := func() time.Time { return t0 } // a clock that does not move
+	for _, tt := range []struct {
+		name     string
+		script   []step
+		opts     []Option
+		attempts int
+		wantErr  func(error) bool
+	}{
+		{"re-signed and created", []step{sigUsedStep, {status: 201, body: disbursementJSON}}, nil, 2, nil},
+		{"also without retries", []step{sigUsedStep, {status: 201, body: disbursementJSON}}, []Option{WithRetries(0)}, 2, nil},
+		{"twice used: returned", []step{sigUsedStep, sigUsedStep}, nil, 2, IsSignatureUsed},
+		{"another 401: returned at once", []step{{status: 401, body: `{"error":"invalid API key"}`}}, nil, 1,
+			func(err error) bool {
+				e, ok := AsAPIError(err)
+				return ok && e.StatusCode == 401 && !IsSignatureUsed(err)
+			}},
+		{"then retried as ever", []step{sigUsedStep, {status: 503, body: `{"error":"payout gateway is temporarily unavailable; retry later"}`},
+			{status: 201, body: disbursementJSON}}, []Option{WithRetries(1)}, 3, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeAPI(t, tt.script...)
+			c, waits := testClient(t, f, append([]Option{WithClock(frozen)}, tt.opts...)...)
+			_, err := c.CreateDisbursement(context.Background(), createRequest(), "order-4711")
+			switch {
+			case tt.wantErr == nil && err != nil:
+				t.Fatalf("create: %v", err)
+			case tt.wantErr != nil && !tt.wantErr(err):
+				t.Fatalf("create: %v", err)
+			}
+			reqs := f.requests()
+			if len(reqs) != tt.attempts {
+				t.Fatalf("%d attempts, want %d", len(reqs), tt.attempts)
+			}
+			for i, r := range reqs {
+				if !r.validSignature || r.key != "order-4711" || !bytes.Equal(r.body, reqs[0].body) {
+					t.Fatalf("attempt %d: valid signature %v, key %q, same body %v", i, r.validSignature, r.key, bytes.Equal(r.body, reqs[0].body))
+				}
+			}
+			if len(reqs) >= 2 {
+				first, _ := strconv.ParseInt(reqs[0].t, 10, 64)
+				second, _ := strconv.ParseInt(reqs[1].t, 10, 64)
+				if second <= first {
+					t.Fatalf("re-signed with t %d after %d: want a later millisecond", second, first)
+				}
+				if (*waits)[0] != time.Millisecond {
+					t.Fatalf("waited %v before re-signing, want 1ms", (*waits)[0])
+				}
+			}
+		})
+	}
+}

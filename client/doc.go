@@ -25,6 +25,15 @@
 // sent, and a GET signs the empty body. Because every request carries a
 // signature, x-timestamp is never sent.
 //
+// The service accepts a signature once: sent again, it is answered only
+// for the same method, path and Idempotency-Key (a retry), and refused
+// with 401 "x-signature was already used; sign the request again" for
+// anything else. Every attempt is signed afresh, so this only happens when
+// two requests with identical bodies (two creates with different keys) are
+// signed in the same millisecond; the Client then waits a millisecond,
+// signs again with a later t and resends, once and besides the retries
+// below ([IsSignatureUsed] reports a second collision).
+//
 // # Retries and idempotency
 //
 // [Client.CreateDisbursement] requires an Idempotency-Key (make one with

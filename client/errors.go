@@ -17,6 +17,9 @@ const (
 	MessageCancelled           = "disbursement was cancelled"
 	MessageLockExpired         = "Withdrawal lock has expired"
 	MessageKeyReused           = "Idempotency-Key was already used with different parameters"
+	// MessageSignatureUsed: the signature was accepted before for another
+	// request; the Client signs again and resends once by itself.
+	MessageSignatureUsed = "x-signature was already used; sign the request again"
 	// MessageBelowMinimumPrefix is followed by the minimum gross amount,
 	// as in "withdrawal amount is below minimum: 12500".
 	MessageBelowMinimumPrefix = "withdrawal amount is below minimum: "
@@ -94,6 +97,17 @@ func IsNotFound(err error) bool {
 func IsKeyReused(err error) bool {
 	return hasAPIError(err, func(e *APIError) bool {
 		return e.StatusCode == http.StatusUnprocessableEntity && e.Message == MessageKeyReused
+	})
+}
+
+// IsSignatureUsed reports a 401 x-signature was already used; sign the
+// request again: the service accepted that very signature before for
+// another method, path or Idempotency-Key. Nothing was done. The Client
+// re-signs and resends once by itself, so it returns this only when the
+// second signature collided too.
+func IsSignatureUsed(err error) bool {
+	return hasAPIError(err, func(e *APIError) bool {
+		return e.StatusCode == http.StatusUnauthorized && e.Message == MessageSignatureUsed
 	})
 }
 

@@ -306,6 +306,32 @@ func TestAgainstTheService(t *testing.T) {
 	}
 }
 
+// Two different creates with identical bodies signed in the same
+// millisecond: the service refuses the second signature as used, and the
+// SDK signs it again and creates it.
+func TestIdenticalCreatesInOneMillisecond(t *testing.T) {
+	live := startService(t)
+	at := time.Now()
+	c, err := client.New(live.url, live.apiKey, live.signingSecret, client.WithClock(func() time.Time { return at }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := client.CreateDisbursementRequest{ClientWalletID: live.wallet, Amount: "100000", BankCode: "bca",
+		AccountNo: "1234567890", TransferType: client.BIFAST}
+	ctx := context.Background()
+	first, err := c.CreateDisbursement(ctx, req, client.NewIdempotencyKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := c.CreateDisbursement(ctx, req, client.NewIdempotencyKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.ID == second.ID || first.Replayed || second.Replayed {
+		t.Fatalf("two creates: %s and %s (replayed %v, %v)", first.ID, second.ID, first.Replayed, second.Replayed)
+	}
+}
+
 func pollUntilFinal(t *testing.T, c *client.Client, id string) *client.Disbursement {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)

@@ -89,6 +89,17 @@ type Config struct {
 	// authenticates the calls and verifies the simulator's callbacks.
 	VendorSimURL    string
 	VendorSimSecret string
+
+	// QuoteRateLimit is how many quotes a client may ask per minute
+	// (QUOTE_RATE_LIMIT; 0: unlimited). Each quote is a real-time account
+	// inquiry, so an unlimited quote enumerates accounts at full speed.
+	QuoteRateLimit int
+	// InquiryRefusalRateLimit is how many creates per minute a client may
+	// have refused after their account inquiry (402, 422 inactive,
+	// unresolved, below minimum) before further creates are refused with
+	// 429 ahead of the inquiry (INQUIRY_REFUSAL_RATE_LIMIT; 0: unlimited).
+	// Creates that succeed never count.
+	InquiryRefusalRateLimit int
 }
 
 // Defaults are the values used when a variable is unset.
@@ -107,6 +118,8 @@ func Defaults() Config {
 		SandboxCompleteAfter:    2 * time.Second,
 		PublicBaseURL:           "http://localhost:8080",
 		LogLevel:                slog.LevelInfo,
+		QuoteRateLimit:          60,
+		InquiryRefusalRateLimit: 60,
 	}
 }
 
@@ -152,6 +165,20 @@ func Load(getenv func(string) string, base Config) (Config, error) {
 	dur("WEBHOOK_RETRY_BASE", &c.WebhookRetryBase)
 	dur("WEBHOOK_RETRY_CAP", &c.WebhookRetryCap)
 	dur("WEBHOOK_RETRY_WINDOW", &c.WebhookRetryWindow)
+	perMinute := func(name string, dst *int) {
+		v := strings.TrimSpace(getenv(name))
+		if v == "" {
+			return
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			errs = append(errs, fmt.Errorf("%s=%q: want a whole number of requests per minute, 0 or more (0 turns the limit off)", name, v))
+			return
+		}
+		*dst = n
+	}
+	perMinute("QUOTE_RATE_LIMIT", &c.QuoteRateLimit)
+	perMinute("INQUIRY_REFUSAL_RATE_LIMIT", &c.InquiryRefusalRateLimit)
 
 	if v := strings.TrimSpace(getenv("OPS_READ_ONLY")); v != "" {
 		b, err := strconv.ParseBool(v)

@@ -142,3 +142,33 @@ func TestOpsReadOnly(t *testing.T) {
 		t.Errorf("OPS_READ_ONLY=yes please: %v", err)
 	}
 }
+
+// QUOTE_RATE_LIMIT and INQUIRY_REFUSAL_RATE_LIMIT default to 60 per minute;
+// 0 turns a limit off; anything but a whole number of 0 or more stops the
+// start with a message naming the variable.
+func TestInquiryRateLimits(t *testing.T) {
+	for _, tt := range []struct {
+		env             map[string]string
+		quote, refusals int
+		wantErr         string // "" for none
+	}{
+		{env: map[string]string{}, quote: 60, refusals: 60},
+		{env: map[string]string{"QUOTE_RATE_LIMIT": "120", "INQUIRY_REFUSAL_RATE_LIMIT": " 10 "}, quote: 120, refusals: 10},
+		{env: map[string]string{"QUOTE_RATE_LIMIT": "0", "INQUIRY_REFUSAL_RATE_LIMIT": "0"}, quote: 0, refusals: 0},
+		{env: map[string]string{"QUOTE_RATE_LIMIT": "-1"}, wantErr: `QUOTE_RATE_LIMIT="-1": want a whole number`},
+		{env: map[string]string{"INQUIRY_REFUSAL_RATE_LIMIT": "1.5"}, wantErr: `INQUIRY_REFUSAL_RATE_LIMIT="1.5": want a whole number`},
+		{env: map[string]string{"QUOTE_RATE_LIMIT": "60/m"}, wantErr: "QUOTE_RATE_LIMIT"},
+	} {
+		c, err := Load(func(k string) string { return tt.env[k] }, Defaults())
+		switch {
+		case tt.wantErr != "":
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%v: error %v, want one containing %q", tt.env, err, tt.wantErr)
+			}
+		case err != nil:
+			t.Errorf("%v: %v", tt.env, err)
+		case c.QuoteRateLimit != tt.quote || c.InquiryRefusalRateLimit != tt.refusals:
+			t.Errorf("%v: quote %d, refusals %d; want %d, %d", tt.env, c.QuoteRateLimit, c.InquiryRefusalRateLimit, tt.quote, tt.refusals)
+		}
+	}
+}

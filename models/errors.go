@@ -41,6 +41,17 @@ var (
 	ErrBalanceLimit   = errors.New("wallet balance would pass its maximum of ±100000000000000 IDR")
 )
 
+// Signature reuse (DESIGN.md: signatures are used once).
+var (
+	// ErrSignatureReused: the signature was accepted before for another
+	// method, path or Idempotency-Key.
+	ErrSignatureReused = errors.New("x-signature was already used; sign the request again")
+	// ErrReplayCheckUnavailable: the store that remembers used signatures
+	// could not answer, so a signed request that changes state is refused
+	// rather than risk running twice.
+	ErrReplayCheckUnavailable = errors.New("signature replay check unavailable; retry shortly")
+)
+
 // ValidationError is a 400: the request is malformed. Its message names the
 // field and says what is wrong.
 type ValidationError struct{ Message string }

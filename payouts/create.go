@@ -50,6 +50,9 @@ const firstSweepAfter = 15 * time.Second
 // cannot oversell; ErrInsufficientBalance when available does not cover
 // it, unless a twin with the same key is what took the funds: that answers
 // the twin's replay. A request that stores nothing does not consume its key.
+//
+// With an InquiryBudget, a fresh create asks it before the account inquiry
+// (its error is the answer) and spends one unit when refused after it.
 func (s *Service) Create(ctx context.Context, client *models.Client, req CreateRequest) (*Created, error) {
 	req.Params = req.Params.Normalize()
 	for attempt := 1; ; attempt++ {
@@ -59,6 +62,9 @@ func (s *Service) Create(ctx context.Context, client *models.Client, req CreateR
 		// nothing was written, so it runs again, replay lookup first.
 		if attempt < 3 && database.IsRetryable(err) {
 			continue
+		}
+		if s.inquiries != nil && refusedAfterInquiry(err) {
+			s.inquiries.Spend(ctx, client.ID)
 		}
 		return created, err
 	}
@@ -79,6 +85,11 @@ func (s *Service) create(ctx context.Context, client *models.Client, req CreateR
 	case err != nil:
 		return nil, err
 	}
+	if s.inquiries != nil {
+		if err := s.inquiries.Check(ctx, client.ID); err != nil {
+			return nil, err
+		}
+	}
 	q, err := s.check(ctx, client, wallet, req.Params)
 	if errors.Is(err, models.ErrInsufficientBalance) {
 		return s.replayOr(ctx, client, req, err)
@@ -93,7 +104,7 @@ func (s *Service) create(ctx context.Context, client *models.Client, req CreateR
 		// A twin with the same key committed first: answer its result.
 		return s.replayOr(ctx, client, req, models.ErrIdempotencyInFlight)
 	case errors.Is(err, models.ErrInsufficientBalance):
-		return s.replayOr(ctx, client, req, err)
+		return s.replayOr(ctx, client, req, afterInquiry(err))
 	case err != nil:
 		return nil, err
 	}

@@ -46,6 +46,8 @@ type Service struct {
 	// creates groups the inserts of concurrent creates (PostgreSQL only;
 	// nil otherwise).
 	creates *createGrouper
+	// inquiries bounds creates refused after their inquiry; nil: no bound.
+	inquiries InquiryBudget
 }
 
 // Options configure a Service.
@@ -65,6 +67,9 @@ type Options struct {
 	Now func() time.Time
 	// Metrics counts committed transitions; nil counts nothing.
 	Metrics *metrics.Metrics
+	// InquiryBudget bounds each client's creates refused after their
+	// account inquiry; nil: no bound.
+	InquiryBudget InquiryBudget
 }
 
 // New returns a Service.
@@ -79,7 +84,7 @@ func New(o Options) *Service {
 		o.Now = time.Now
 	}
 	s := &Service{db: o.DB, store: models.NewStore(o.DB), vendors: o.Vendors, queue: o.Queue,
-		lockTTL: o.LockTTL, submitLease: o.SubmitLease, now: o.Now, metrics: o.Metrics}
+		lockTTL: o.LockTTL, submitLease: o.SubmitLease, now: o.Now, metrics: o.Metrics, inquiries: o.InquiryBudget}
 	if database.DialectOfDB(o.DB) == database.Postgres {
 		if sqlDB, err := o.DB.DB(); err == nil {
 			s.creates = &createGrouper{sqlDB: sqlDB}
@@ -165,14 +170,18 @@ func (s *Service) check(ctx context.Context, client *models.Client, wallet *mode
 	}
 	account, err := vendor.Inquire(ctx, vendors.InquiryRequest{BankCode: bank.Code, AccountNo: p.AccountNo, TransferType: p.TransferType})
 	if err != nil {
-		return nil, inquiryError(ctx, vendor.Name(), err)
+		err = inquiryError(ctx, vendor.Name(), err)
+		if errors.Is(err, models.ErrAccountInactive) || errors.Is(err, models.ErrAccountNotResolved) {
+			err = afterInquiry(err)
+		}
+		return nil, err
 	}
 	fee, minGross := Pricing(client, p.TransferType)
 	if p.Amount < minGross {
-		return nil, models.Refuse("withdrawal amount is below minimum: " + minGross.String())
+		return nil, afterInquiry(models.Refuse("withdrawal amount is below minimum: " + minGross.String()))
 	}
 	if wallet.Available() < p.Amount {
-		return nil, models.ErrInsufficientBalance
+		return nil, afterInquiry(models.ErrInsufficientBalance)
 	}
 	return &Quote{Wallet: wallet, Vendor: vendor.Name(), Bank: bank, Params: p, Fee: fee, Net: p.Amount - fee, HolderName: account.HolderName}, nil
 }

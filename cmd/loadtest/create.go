@@ -112,18 +112,33 @@ func (s *createScenario) NewRequest(ctx context.Context, base string, n uint64, 
 	return newCreateRequest(ctx, base, t, s.keyBase+strconv.FormatUint(n, 10), now)
 }
 
-// newCreateRequest builds one create: the target's body, signed over those
-// exact bytes at now, with the given Idempotency-Key.
+// newCreateRequest builds one create: the target's body with the given
+// Idempotency-Key as its reference_id, signed over those exact bytes at
+// now, with that key.
 func newCreateRequest(ctx context.Context, base string, t createTarget, key string, now time.Time) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/v3/disbursements", bytes.NewReader(t.body))
+	body := withReferenceID(t.body, key)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/v3/disbursements", bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("x-api-key", t.apiKey)
-	req.Header.Set("x-signature", signature.Sign(t.secret, t.body, now))
+	req.Header.Set("x-signature", signature.Sign(t.secret, body, now))
 	req.Header.Set("Idempotency-Key", key)
 	return req, nil
+}
+
+// withReferenceID appends "reference_id": ref to a serialised JSON object
+// (ref needs no escaping: the scenario's keys are plain ASCII). The service
+// accepts a signature once, so every create of the same target in the same
+// millisecond needs a body, and so a signature, of its own, as a merchant
+// giving each payout its own reference would.
+func withReferenceID(object []byte, ref string) []byte {
+	body := make([]byte, 0, len(object)+len(ref)+18)
+	body = append(body, object[:len(object)-1]...)
+	body = append(body, `,"reference_id":"`...)
+	body = append(body, ref...)
+	return append(body, `"}`...)
 }
 
 // WantStatus: a fresh create answers 201.

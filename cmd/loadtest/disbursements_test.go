@@ -108,8 +108,13 @@ func TestCreateRequestIsSignedOverItsBody(t *testing.T) {
 			t.Errorf("request %s %s", req.Method, req.URL)
 		}
 		sent, _ := io.ReadAll(req.Body)
-		if string(sent) != string(body) || req.ContentLength != int64(len(body)) {
-			t.Errorf("sent %q, want the serialised body %q", sent, body)
+		key := req.Header.Get("Idempotency-Key")
+		if want := withReferenceID(body, key); string(sent) != string(want) || req.ContentLength != int64(len(want)) {
+			t.Errorf("sent %q, want the serialised body with reference_id %q", sent, want)
+		}
+		var fields map[string]string
+		if err := json.Unmarshal(sent, &fields); err != nil || fields["reference_id"] != key || fields["memo"] != "load test" {
+			t.Errorf("sent %q: want a JSON object whose reference_id is the key (%v)", sent, err)
 		}
 		if v := signature.Verify(secret, req.Header.Get("x-signature"), sent, now); v.Diagnosis != signature.OK {
 			t.Errorf("signature over the sent bytes: %s", v.Diagnosis)
@@ -117,7 +122,6 @@ func TestCreateRequestIsSignedOverItsBody(t *testing.T) {
 		if req.Header.Get("x-api-key") != "v3_live_key" || req.Header.Get("Content-Type") != "application/json" {
 			t.Errorf("headers %v", req.Header)
 		}
-		key := req.Header.Get("Idempotency-Key")
 		if key == "" || len(key) > 64 {
 			t.Errorf("Idempotency-Key %q: want 1 to 64 characters", key)
 		}

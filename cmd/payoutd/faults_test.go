@@ -57,8 +57,11 @@ type stack struct {
 }
 
 type stackOptions struct {
-	submitDelay  time.Duration // the simulator answers each payout submit this late
-	redisURL     string        // overrides: e.g. a proxy in front of Redis
+	submitDelay time.Duration // the simulator answers each payout submit this late
+	redisURL    string        // overrides: e.g. a proxy in front of Redis
+	// apiRedisURL is the Redis of the API's own state (used signatures,
+	// rate limits); default redisURL. The queues always use redisURL.
+	apiRedisURL  string
 	queuePrefix  string        // the in-process API's queues
 	completeWait time.Duration // SANDBOX_COMPLETE_AFTER of the simulator
 	callbacks    bool          // the simulator calls the API back
@@ -123,7 +126,11 @@ func newStack(t *testing.T, o stackOptions) *stack {
 	opt := mustRedisOpt(t, s.redisURL)
 	queue := tasks.NewPrefixedClient(opt, o.queuePrefix)
 	t.Cleanup(func() { queue.Close() })
-	rdb := redis.NewClient(mustParseRedis(t, s.redisURL))
+	apiRedis := s.redisURL
+	if o.apiRedisURL != "" {
+		apiRedis = o.apiRedisURL
+	}
+	rdb := redis.NewClient(mustParseRedis(t, apiRedis))
 	t.Cleanup(func() { rdb.Close() })
 	cfg := config.Defaults()
 	cfg.Env, cfg.SecretsKey, cfg.DisbursementSubmitWait = models.Staging, key, 0
@@ -166,11 +173,13 @@ func (s *stack) startWorker() *exec.Cmd {
 	return cmd
 }
 
-// create posts a signed create through the API's socket.
+// create posts a signed create through the API's socket. The key is also
+// the reference_id, so that no two creates share a body and therefore a
+// signature, which the service accepts once.
 func (s *stack) create(key, account string) (int, map[string]any) {
 	s.t.Helper()
 	body, _ := json.Marshal(map[string]string{"client_wallet_id": s.wallet.String(), "amount": "20000",
-		"bank_code": "bca", "account_no": account, "transfer_type": "BIFAST"})
+		"bank_code": "bca", "account_no": account, "transfer_type": "BIFAST", "reference_id": key})
 	req, _ := http.NewRequest(http.MethodPost, s.apiURL+"/api/v3/disbursements", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("x-api-key", s.merchant.APIKey)
@@ -290,15 +299,17 @@ func TestWorkerKilledMidBatch(t *testing.T) {
 	s.paidOnce(n)
 }
 
-// Redis is unreachable while merchants create payouts: every create is
-// still answered 201 (the rows commit; the enqueue fails and is logged),
-// and once Redis is back the sweep submits every one of them.
+// The queue's Redis is unreachable while merchants create payouts: every
+// create is still answered 201 (the rows commit; the enqueue fails and is
+// logged), and once Redis is back the sweep submits every one of them.
+// The API's check of used signatures keeps its Redis here: without it a
+// signed create is refused with 503 before anything is stored (api tests).
 func TestRedisOutageDuringCreates(t *testing.T) {
 	backend := testenv.RedisDatabase(t)
 	proxy := newTCPProxy(t, mustParseRedis(t, backend).Addr)
 	u, _ := url.Parse(backend)
 	u.Host = proxy.addr
-	s := newStack(t, stackOptions{redisURL: u.String(), queuePrefix: ""})
+	s := newStack(t, stackOptions{redisURL: u.String(), apiRedisURL: backend, queuePrefix: ""})
 	s.startWorker()
 
 	proxy.down()
