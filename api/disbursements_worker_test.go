@@ -213,8 +213,8 @@ func TestDisbursementForgedVendorCallbackIsRefused(t *testing.T) {
 	for name, r := range map[string]response{
 		"unsigned":                 callback(body, ""),
 		"signed with another key":  callback(body, signature.Sign("not-the-vendor-secret", body, e.now())),
-		"signature of other bytes": callback(body, signature.Sign(vendorSimSecret, other, e.now())),
-		"signed 6 minutes ago":     callback(body, signature.Sign(vendorSimSecret, body, e.now().Add(-6*time.Minute))),
+		"signature of other bytes": callback(body, signature.Sign(vendorSimCallbackSecret, other, e.now())),
+		"signed 6 minutes ago":     callback(body, signature.Sign(vendorSimCallbackSecret, body, e.now().Add(-6*time.Minute))),
 	} {
 		r.expect(t, http.StatusUnauthorized, "")
 		if !strings.HasPrefix(r.errBody, vendors.ErrInvalidCallback.Error()) {
@@ -227,7 +227,7 @@ func TestDisbursementForgedVendorCallbackIsRefused(t *testing.T) {
 	}
 	e.unchanged(before)
 
-	callback(other, signature.Sign(vendorSimSecret, other, e.now())).expect(t, http.StatusOK, "")
+	callback(other, signature.Sign(vendorSimCallbackSecret, other, e.now())).expect(t, http.StatusOK, "")
 	e.wantStatus(d.ID, models.StatusFailed)
 	e.wantWallet(e.wallet, 1_000_000, 0)
 	e.reconciled()
@@ -247,7 +247,7 @@ func TestDisbursementVendorCallbacksAreIdempotent(t *testing.T) {
 		t.Helper()
 		body, _ := json.Marshal(map[string]string{"reference": ref, "status": status, "failure_reason": reason})
 		return e.do(request{method: http.MethodPost, path: "/vendor-callbacks/" + vendor, body: body,
-			headers: map[string]string{vendorsim.SignatureHeader: signature.Sign(vendorSimSecret, body, e.now())}})
+			headers: map[string]string{vendorsim.SignatureHeader: signature.Sign(vendorSimCallbackSecret, body, e.now())}})
 	}
 	events := func(id string) int64 {
 		t.Helper()

@@ -93,7 +93,8 @@ func New(d Deps) (*Server, error) {
 		payoutQueue, paymentQueue = d.Queue, d.Queue
 	}
 	s.payouts = payouts.New(payouts.Options{DB: d.DB, Vendors: d.Vendors, Queue: payoutQueue,
-		LockTTL: d.Config.DisbursementLockTTL, SubmitLease: d.Config.DisbursementSubmitLease, Now: s.now, Metrics: d.Metrics})
+		LockTTL: d.Config.DisbursementLockTTL, SubmitLease: d.Config.DisbursementSubmitLease, Now: s.now, Metrics: d.Metrics,
+		ReturnWatch: d.Config.PayoutReturnWatch()})
 	s.acquirer = d.Acquirer
 	s.payments = payments.New(payments.Options{DB: d.DB, Acquirer: d.Acquirer, Queue: paymentQueue,
 		Calendar: d.Config.SettlementCalendar(), Now: s.now, Metrics: d.Metrics})

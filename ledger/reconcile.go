@@ -35,7 +35,12 @@ const StuckAfter = time.Hour
 //   - each wallet's lock equals the gross of its non-terminal disbursements
 //     (and so is never negative);
 //   - each vendor's clearing account equals the net of its paid
-//     disbursements, and the payout fees their fees;
+//     disbursements (a returned one's net came back out of it), the payout
+//     fees the fees of paid and returned disbursements, and the fees
+//     refunded on returns the refunded fees;
+//   - no vendor result contradicting a final disbursement is unresolved
+//     (disbursement_late_results: money may be where the books say it
+//     is not until an operator has looked);
 //   - the acquirer clearing account equals minus the price of settled
 //     payments, and the settlement fees their fees.
 //
@@ -52,7 +57,7 @@ func Reconcile(ctx context.Context, db *gorm.DB) (*Report, error) {
 	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		for _, check := range []func(*gorm.DB, *Report) error{
 			checkTransactions, checkWallets, checkLocks, checkPayoutAccounts, checkSettlements,
-			warnStuckPayouts, warnUnsettled, warnLateResults, systemBalances,
+			checkLateVendorResults, warnStuckPayouts, warnUnsettled, warnLateResults, systemBalances,
 		} {
 			if err := check(tx, report); err != nil {
 				return err
@@ -185,7 +190,18 @@ func checkPayoutAccounts(tx *gorm.DB, report *Report) error {
 	if err != nil {
 		return err
 	}
-	var feesPaid int64
+	// A returned payout keeps its payout posting (the fee stays unless
+	// refunded by a return posting of its own).
+	var returned struct {
+		Fees     int64
+		Refunded int64
+	}
+	err = tx.Model(&models.Disbursement{}).Select("COALESCE(SUM(platform_fee), 0) AS fees, COALESCE(SUM(refunded_fee), 0) AS refunded").
+		Where("status = ?", models.StatusReturned).Scan(&returned).Error
+	if err != nil {
+		return err
+	}
+	feesPaid := returned.Fees
 	expected := map[string]int64{}
 	for _, p := range paid {
 		expected[models.VendorClearingAccount(p.Vendor)] = p.Net
@@ -217,7 +233,27 @@ func checkPayoutAccounts(tx *gorm.DB, report *Report) error {
 				account, models.Amount(got).Fixed4(), models.Amount(want).Fixed4()))
 		}
 	}
-	return compareFees(tx, report, "payout", feesPaid, "paid disbursements")
+	if err := compareFees(tx, report, "payout", feesPaid, "paid and returned disbursements"); err != nil {
+		return err
+	}
+	return compareFees(tx, report, "return", -returned.Refunded, "refunds on returned disbursements")
+}
+
+// checkLateVendorResults names each unresolved vendor result that
+// contradicted a final disbursement: a problem until an operator resolves
+// it (payoutd admin disbursement resolve-late-result).
+func checkLateVendorResults(tx *gorm.DB, report *Report) error {
+	var open []models.DisbursementLateResult
+	if err := tx.Where("resolved_at IS NULL").Order("id").Limit(100).Find(&open).Error; err != nil {
+		return err
+	}
+	for _, r := range open {
+		report.Problems = append(report.Problems, fmt.Sprintf(
+			"disbursement %s: %s (%s) reported %s while it is %s (late result %d, %s, seen %d times since %s); not applied: check with the vendor, then payoutd admin disbursement resolve-late-result --id %d --note TEXT",
+			r.DisbursementID, r.Vendor, r.VendorReference, r.ReportedStatus, r.StoredStatus, r.ID, r.Source, r.SeenCount,
+			r.FirstSeenAt.UTC().Format(time.RFC3339), r.ID))
+	}
+	return nil
 }
 
 // compareFees compares the platform fee entries of one kind of posting
