@@ -51,7 +51,9 @@ type statusVendor struct {
 	result vendors.PayoutResult
 }
 
-func (v *statusVendor) Status(context.Context, string) (vendors.PayoutResult, error) { return v.result, nil }
+func (v *statusVendor) Status(context.Context, string) (vendors.PayoutResult, error) {
+	return v.result, nil
+}
 
 // A poll-only vendor's paid payout is watched for a return: asked a minute
 // after it was paid, then as long again each time, for the watch; the
