@@ -32,6 +32,7 @@ type ClientRecord struct {
 	BIFASTMinNet      string   `json:"bifast_min_net"`
 	RTOLMinNet        string   `json:"rtol_min_net"`
 	ReviewThreshold   *string  `json:"review_threshold"`
+	RefundFeeOnReturn bool     `json:"refund_fee_on_return"`
 }
 
 // toClientRecord shows c; webhook URLs in their display form only
@@ -44,6 +45,7 @@ func toClientRecord(c *models.Client) ClientRecord {
 		Withdrawals: string(c.Withdrawals), PaymentFeeBps: c.PaymentFeeBps,
 		BIFASTFee: c.BIFASTFee.String(), RTOLFee: c.RTOLFee.String(),
 		BIFASTMinNet: c.BIFASTMinNet.String(), RTOLMinNet: c.RTOLMinNet.String(),
+		RefundFeeOnReturn: c.RefundFeeOnReturn,
 	}
 	if c.AllowedIPs != "" {
 		r.AllowedIPs = strings.Split(c.AllowedIPs, ",")
@@ -61,7 +63,8 @@ func runClientUpdate(ctx context.Context, d Deps, fs *flag.FlagSet, args []strin
 	raw := fs.String("client", "", "")
 	set := map[string]*string{}
 	for _, name := range []string{"allowed-ips", "payout-webhook-url", "payment-webhook-url", "withdrawals",
-		"review-threshold", "bifast-fee", "rtol-fee", "bifast-min-net", "rtol-min-net", "payment-fee-bps"} {
+		"review-threshold", "bifast-fee", "rtol-fee", "bifast-min-net", "rtol-min-net", "payment-fee-bps",
+		"refund-fee-on-return"} {
 		set[name] = fs.String(name, "", "")
 	}
 	if err := parse(fs, args); err != nil {
@@ -144,6 +147,18 @@ func applyClientSettings(d Deps, c *models.Client, given map[string]string) erro
 			if err == nil && (c.PaymentFeeBps < 0 || c.PaymentFeeBps > 10000) {
 				err = fmt.Errorf("must be from 0 to 10000 basis points")
 			}
+		case "refund-fee-on-return":
+			switch value {
+			case "true":
+				c.RefundFeeOnReturn = true
+			case "false":
+				c.RefundFeeOnReturn = false
+			default:
+				err = fmt.Errorf("must be true or false")
+			}
+		default:
+			// A caller's typo must not pass for a saved setting.
+			err = fmt.Errorf("unknown setting")
 		}
 		if err != nil {
 			return fmt.Errorf("--%s: %w", name, err)

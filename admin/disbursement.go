@@ -5,6 +5,8 @@ import (
 	"flag"
 	"os"
 	"os/user"
+	"strconv"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -68,4 +70,72 @@ func runSandboxComplete(ctx context.Context, d Deps, fs *flag.FlagSet, args []st
 		return nil, err
 	}
 	return payouts.RecordView(done), nil
+}
+
+// LateResultRecord is how operator commands show a vendor result that
+// contradicted a final disbursement. Times are RFC 3339 UTC.
+type LateResultRecord struct {
+	ID              int64   `json:"id"`
+	DisbursementID  string  `json:"disbursement_id"`
+	Vendor          string  `json:"vendor"`
+	VendorReference string  `json:"vendor_reference"`
+	StoredStatus    string  `json:"stored_status"`
+	ReportedStatus  string  `json:"reported_status"`
+	Reason          string  `json:"reason"`
+	Source          string  `json:"source"`
+	FirstSeenAt     string  `json:"first_seen_at"`
+	LastSeenAt      string  `json:"last_seen_at"`
+	SeenCount       int     `json:"seen_count"`
+	ResolvedAt      *string `json:"resolved_at"`
+	ResolvedBy      *string `json:"resolved_by"`
+	Note            *string `json:"note"`
+}
+
+func toLateResultRecord(r *models.DisbursementLateResult) LateResultRecord {
+	return LateResultRecord{
+		ID: r.ID, DisbursementID: r.DisbursementID.String(), Vendor: r.Vendor, VendorReference: r.VendorReference,
+		StoredStatus: string(r.StoredStatus), ReportedStatus: r.ReportedStatus, Reason: r.Reason, Source: r.Source,
+		FirstSeenAt: models.FormatTime(r.FirstSeenAt), LastSeenAt: models.FormatTime(r.LastSeenAt), SeenCount: r.SeenCount,
+		ResolvedAt: models.FormatTimePtr(r.ResolvedAt), ResolvedBy: r.ResolvedBy, Note: r.Note,
+	}
+}
+
+// runLateResults lists the unresolved late vendor results (all with --all)
+// as {"late_results": [...], "total_count": N}.
+func runLateResults(ctx context.Context, d Deps, fs *flag.FlagSet, args []string) (any, error) {
+	all := fs.Bool("all", false, "")
+	if err := parse(fs, args); err != nil {
+		return nil, err
+	}
+	results, err := d.payouts().LateResults(ctx, *all)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]LateResultRecord, len(results))
+	for i := range results {
+		out[i] = toLateResultRecord(&results[i])
+	}
+	return map[string]any{"late_results": out, "total_count": len(out)}, nil
+}
+
+// runResolveLateResult closes one late vendor result with a note and
+// prints it.
+func runResolveLateResult(ctx context.Context, d Deps, fs *flag.FlagSet, args []string) (any, error) {
+	raw := fs.String("id", "", "")
+	note := fs.String("note", "", "")
+	if err := parse(fs, args); err != nil {
+		return nil, err
+	}
+	id, err := strconv.ParseInt(*raw, 10, 64)
+	if err != nil || id <= 0 {
+		return nil, usageError{"--id must be the number of a late result (payoutd admin disbursement late-results)"}
+	}
+	if strings.TrimSpace(*note) == "" {
+		return nil, usageError{"--note is required: say what was found with the vendor and what was done"}
+	}
+	r, err := d.payouts().ResolveLateResult(ctx, id, operator(), strings.TrimSpace(*note))
+	if err != nil {
+		return nil, err
+	}
+	return toLateResultRecord(r), nil
 }

@@ -166,8 +166,10 @@ func TestDisbursementFailedByPollThroughTheWorker(t *testing.T) {
 
 // The vendor (the HTTP simulator) fails a REQUESTED payout and says so in
 // its signed callback to POST /vendor-callbacks/simbank. Its status API is
-// down meanwhile, so the worker's polls learn nothing: the callback alone
-// moves the payout to FAILED.
+// down meanwhile: the callback cannot be confirmed, so it is answered 503
+// and the payout stays REQUESTED (the callback alone never decides); once
+// the status API answers again, the simulator's resend (or a poll) moves
+// the payout to FAILED.
 func TestDisbursementFailedByVendorCallbackThroughTheWorker(t *testing.T) {
 	t.Parallel()
 	e := workerSetup(t, payoutSetup{vendorsim: true})
@@ -179,6 +181,11 @@ func TestDisbursementFailedByVendorCallbackThroughTheWorker(t *testing.T) {
 	if err := e.sim.Vendor(sandbox.SimBank).Complete(ctxb, ref, vendors.PayoutFailed, "recipient name mismatch"); err != nil {
 		t.Fatal(err)
 	}
+	e.vendorCallback(sandbox.SimBank, ref, vendors.PayoutFailed, "recipient name mismatch").
+		expect(t, http.StatusServiceUnavailable, models.ErrGatewayUnavailable.Error())
+	e.wantStatus(d.ID, models.StatusRequested)
+	e.wantWallet(e.wallet, 1_000_000, 100_000)
+	e.statusDown.Store(false)
 	e.eventually(d.ID, models.StatusFailed)
 	e.wantTrail(d.ID, "→VERIFIED", "VERIFIED→REQUESTED", "REQUESTED→FAILED")
 	rec := e.get(d.ID).disbursement(t)
@@ -213,8 +220,8 @@ func TestDisbursementForgedVendorCallbackIsRefused(t *testing.T) {
 	for name, r := range map[string]response{
 		"unsigned":                 callback(body, ""),
 		"signed with another key":  callback(body, signature.Sign("not-the-vendor-secret", body, e.now())),
-		"signature of other bytes": callback(body, signature.Sign(vendorSimSecret, other, e.now())),
-		"signed 6 minutes ago":     callback(body, signature.Sign(vendorSimSecret, body, e.now().Add(-6*time.Minute))),
+		"signature of other bytes": callback(body, signature.Sign(vendorSimCallbackSecret, other, e.now())),
+		"signed 6 minutes ago":     callback(body, signature.Sign(vendorSimCallbackSecret, body, e.now().Add(-6*time.Minute))),
 	} {
 		r.expect(t, http.StatusUnauthorized, "")
 		if !strings.HasPrefix(r.errBody, vendors.ErrInvalidCallback.Error()) {
@@ -227,16 +234,21 @@ func TestDisbursementForgedVendorCallbackIsRefused(t *testing.T) {
 	}
 	e.unchanged(before)
 
-	callback(other, signature.Sign(vendorSimSecret, other, e.now())).expect(t, http.StatusOK, "")
+	if err := e.sim.Vendor(sandbox.SimBank).Complete(ctxb, ref, vendors.PayoutFailed, "forged"); err != nil {
+		t.Fatal(err)
+	}
+	callback(other, signature.Sign(vendorSimCallbackSecret, other, e.now())).expect(t, http.StatusOK, "")
 	e.wantStatus(d.ID, models.StatusFailed)
 	e.wantWallet(e.wallet, 1_000_000, 0)
 	e.reconciled()
 }
 
 // Vendors deliver callbacks at least once: a repeated result, or a later
-// one contradicting a final payout, is acknowledged (200, so the vendor
-// stops retrying) and changes nothing: not the status, the trail, the
-// wallet, nor the merchant's webhook events. A callback names its payout
+// callback contradicting a final payout that the vendor's status query
+// does not confirm, is acknowledged (200, so the vendor stops retrying)
+// and changes nothing: not the status, the trail, the wallet, the
+// merchant's webhook events, nor the late results (the vendor itself says
+// nothing new). A callback names its payout
 // by the vendor's own reference: an unknown one, or one of another
 // vendor's payouts, is 404 and touches nothing. Both sandbox vendors'
 // callbacks are applied.
@@ -247,7 +259,7 @@ func TestDisbursementVendorCallbacksAreIdempotent(t *testing.T) {
 		t.Helper()
 		body, _ := json.Marshal(map[string]string{"reference": ref, "status": status, "failure_reason": reason})
 		return e.do(request{method: http.MethodPost, path: "/vendor-callbacks/" + vendor, body: body,
-			headers: map[string]string{vendorsim.SignatureHeader: signature.Sign(vendorSimSecret, body, e.now())}})
+			headers: map[string]string{vendorsim.SignatureHeader: signature.Sign(vendorSimCallbackSecret, body, e.now())}})
 	}
 	events := func(id string) int64 {
 		t.Helper()
@@ -271,6 +283,14 @@ func TestDisbursementVendorCallbacksAreIdempotent(t *testing.T) {
 	e.wantStatus(bank.ID, models.StatusRequested)
 	e.unchanged(before)
 
+	// Final at the vendor first: a callback is applied as the vendor's
+	// status query confirms it.
+	if err := e.sim.Vendor(sandbox.SimBank).Complete(ctxb, bankRef, vendors.PayoutSuccess, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.sim.Vendor(sandbox.SimWallet).Complete(ctxb, ewRef, vendors.PayoutFailed, "recipient wallet closed"); err != nil {
+		t.Fatal(err)
+	}
 	callback(sandbox.SimBank, bankRef, "SUCCESS", "").expect(t, http.StatusOK, "")
 	e.wantStatus(bank.ID, models.StatusSuccess)
 	callback(sandbox.SimWallet, ewRef, "FAILED", "recipient wallet closed").expect(t, http.StatusOK, "")
@@ -299,6 +319,11 @@ func TestDisbursementVendorCallbacksAreIdempotent(t *testing.T) {
 		t.Fatalf("trails changed: %v, were %v", got, trails)
 	}
 	e.unchanged(paid)
+	var late int64
+	e.db.Model(&models.DisbursementLateResult{}).Count(&late)
+	if late != 0 {
+		t.Fatalf("%d late results recorded for callbacks the vendor's status does not confirm", late)
+	}
 	e.wantWallet(e.wallet, 900_000, 0)
 	e.wantWallet(e.ewallet, 1_000_000-50_000, 0)
 }

@@ -64,8 +64,9 @@ type payoutEnv struct {
 	sim *vendorsim.Server
 }
 
-// vendorSimSecret is the vendorsim bearer secret and callback signing key.
-const vendorSimSecret = "test-vendorsim-secret"
+// vendorSimSecret is the vendorsim bearer token; vendorSimCallbackSecret
+// its callback signing key.
+const vendorSimSecret, vendorSimCallbackSecret = "test-vendorsim-token", "test-vendorsim-callback-secret"
 
 type payoutSetup struct {
 	worker        bool          // a real asynq worker in-process
@@ -139,7 +140,7 @@ func setupPayouts(t *testing.T, o payoutSetup) *payoutEnv {
 		}))
 		t.Cleanup(api.Close)
 		var err error
-		sim, err = vendorsim.NewServer(vendorsim.ServerOptions{Secret: vendorSimSecret, Sandbox: sandboxOpts,
+		sim, err = vendorsim.NewServer(vendorsim.ServerOptions{Token: vendorSimSecret, CallbackSecret: vendorSimCallbackSecret, Sandbox: sandboxOpts,
 			CallbackURL: api.URL + "/vendor-callbacks", PollInterval: 20 * time.Millisecond, RetryBackoff: 50 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
@@ -155,7 +156,10 @@ func setupPayouts(t *testing.T, o payoutSetup) *payoutEnv {
 				t.Errorf("vendorsim: %v", err)
 			}
 		})
-		registry = vendorsim.NewRegistry(ts.URL, vendorSimSecret, vendorsim.ClientOptions{})
+		registry, err = vendorsim.NewRegistry(ts.URL, vendorsim.Secrets{Token: vendorSimSecret, CallbackSecret: vendorSimCallbackSecret}, vendorsim.ClientOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	inquiryGate, statusDown, inquiries := &gate{}, &atomic.Bool{}, &atomic.Int64{}
 	registry = switchable(registry, inquiryGate, statusDown, inquiries)

@@ -109,7 +109,7 @@ func New(d Deps) (*Server, error) {
 	}
 	s.payouts = payouts.New(payouts.Options{DB: d.DB, Vendors: d.Vendors, Queue: payoutQueue,
 		LockTTL: d.Config.DisbursementLockTTL, SubmitLease: d.Config.DisbursementSubmitLease, Now: s.now, Metrics: d.Metrics,
-		InquiryBudget: budget})
+		InquiryBudget: budget, ReturnWatch: d.Config.PayoutReturnWatch()})
 	s.acquirer = d.Acquirer
 	s.payments = payments.New(payments.Options{DB: d.DB, Acquirer: d.Acquirer, Queue: paymentQueue,
 		Calendar: d.Config.SettlementCalendar(), Now: s.now, Metrics: d.Metrics})

@@ -24,7 +24,8 @@ const (
 // DisbursementStatus is the state of a disbursement. The normal progression
 // is PENDING_VERIFICATION (only at or above the client's review threshold),
 // VERIFIED, REQUESTED, SUCCESS; FAILED, EXPIRED and CANCELLED are terminal
-// failures.
+// failures; RETURNED is a SUCCESS the bank later sent back (the net is
+// back in the wallet).
 type DisbursementStatus string
 
 // The disbursement statuses.
@@ -36,14 +37,15 @@ const (
 	StatusFailed              DisbursementStatus = "FAILED"
 	StatusExpired             DisbursementStatus = "EXPIRED"
 	StatusCancelled           DisbursementStatus = "CANCELLED"
+	StatusReturned            DisbursementStatus = "RETURNED"
 )
 
-// Final reports whether s is terminal: SUCCESS, FAILED, EXPIRED or
-// CANCELLED. A final disbursement no longer holds a balance lock and never
-// changes again.
+// Final reports whether s is terminal: SUCCESS, FAILED, EXPIRED, CANCELLED
+// or RETURNED. A final disbursement no longer holds a balance lock; the
+// only change after one is a SUCCESS returned by the bank (RETURNED).
 func (s DisbursementStatus) Final() bool {
 	switch s {
-	case StatusSuccess, StatusFailed, StatusExpired, StatusCancelled:
+	case StatusSuccess, StatusFailed, StatusExpired, StatusCancelled, StatusReturned:
 		return true
 	}
 	return false
@@ -181,6 +183,9 @@ type Disbursement struct {
 	// reached SUCCESS or FAILED) are set in the answer of GET only.
 	RequestedAt *time.Time `json:"requested_at,omitempty"`
 	CompletedAt *time.Time `json:"completed_at,omitempty"`
+	// ReturnedAt is when the bank returned a paid payout (RETURNED); GET
+	// only.
+	ReturnedAt *time.Time `json:"returned_at,omitempty"`
 
 	// Replayed is set by CreateDisbursement when the service answered
 	// with Idempotent-Replayed: true: the key had been used before (by an

@@ -106,9 +106,11 @@ func parseSignatureHeader(value string) (t, v1 string, err error) {
 const (
 	EventDisbursementSuccess = "disbursement.success"
 	EventDisbursementFailed  = "disbursement.failed"
-	EventPaymentSuccess      = "payment.success"
-	EventPaymentExpired      = "payment.expired"
-	EventPaymentFailed       = "payment.failed"
+	// EventDisbursementReturned: a paid payout was returned by the bank.
+	EventDisbursementReturned = "disbursement.returned"
+	EventPaymentSuccess       = "payment.success"
+	EventPaymentExpired       = "payment.expired"
+	EventPaymentFailed        = "payment.failed"
 )
 
 // WebhookEvent is the body of a webhook:
@@ -130,12 +132,12 @@ type WebhookEvent struct {
 	Payment      *PaymentEventData      `json:"-"`
 }
 
-// DisbursementEventData is the data of disbursement.success and
-// disbursement.failed.
+// DisbursementEventData is the data of disbursement.success,
+// disbursement.failed and disbursement.returned.
 type DisbursementEventData struct {
 	DisbursementID    string             `json:"disbursementId"`
 	WalletID          string             `json:"walletId"`
-	Status            DisbursementStatus `json:"status"` // SUCCESS or FAILED
+	Status            DisbursementStatus `json:"status"` // SUCCESS, FAILED or RETURNED
 	Amount            Amount             `json:"amount"`
 	PlatformFee       Amount             `json:"platformFee"`
 	NetAmount         Amount             `json:"netAmount"`
@@ -145,8 +147,10 @@ type DisbursementEventData struct {
 	AccountHolderName string             `json:"accountHolderName"`
 	// ReferenceID is the reference_id given at creation; empty when none.
 	ReferenceID  string     `json:"referenceId,omitempty"`
-	FailedReason *string    `json:"failedReason"`
+	FailedReason *string    `json:"failedReason"` // also the return reason
 	CompletedAt  *time.Time `json:"completedAt"`
+	// ReturnedAt is set in disbursement.returned only.
+	ReturnedAt *time.Time `json:"returnedAt,omitempty"`
 }
 
 // PaymentEventData is the data of payment.success, payment.expired and

@@ -85,10 +85,14 @@ type Config struct {
 	AcquirerSecret string
 
 	// VendorSimURL, when set, makes the service talk to the sandbox vendors
-	// over HTTP (`payoutd vendorsim`) instead of in-process; VendorSimSecret
-	// authenticates the calls and verifies the simulator's callbacks.
-	VendorSimURL    string
-	VendorSimSecret string
+	// over HTTP (`payoutd vendorsim`) instead of in-process;
+	// VendorSimToken is the bearer token of the calls and
+	// VendorSimCallbackSecret verifies the simulator's callbacks. Two
+	// secrets, never equal: whoever may call the vendor must not be able to
+	// sign a callback that pays out.
+	VendorSimURL            string
+	VendorSimToken          string
+	VendorSimCallbackSecret string
 
 	// QuoteRateLimit is how many quotes a client may ask per minute
 	// (QUOTE_RATE_LIMIT; 0: unlimited). Each quote is a real-time account
@@ -100,6 +104,20 @@ type Config struct {
 	// 429 ahead of the inquiry (INQUIRY_REFUSAL_RATE_LIMIT; 0: unlimited).
 	// Creates that succeed never count.
 	InquiryRefusalRateLimit int
+
+	// DisbursementReturnWatch is how long a paid payout of a vendor that
+	// does not call back is asked about a return by the bank
+	// (DISBURSEMENT_RETURN_WATCH; 0 turns the watch off).
+	DisbursementReturnWatch time.Duration
+}
+
+// PayoutReturnWatch is DisbursementReturnWatch as payouts.Options takes
+// it: negative for off.
+func (c Config) PayoutReturnWatch() time.Duration {
+	if c.DisbursementReturnWatch == 0 {
+		return -1
+	}
+	return c.DisbursementReturnWatch
 }
 
 // Defaults are the values used when a variable is unset.
@@ -111,6 +129,7 @@ func Defaults() Config {
 		DisbursementLockTTL:     30 * time.Minute,
 		DisbursementSubmitWait:  5 * time.Second,
 		DisbursementSubmitLease: 30 * time.Second,
+		DisbursementReturnWatch: 72 * time.Hour,
 		WebhookTimeout:          10 * time.Second,
 		WebhookRetryBase:        30 * time.Second,
 		WebhookRetryCap:         6 * time.Hour,
@@ -154,11 +173,17 @@ func Load(getenv func(string) string, base Config) (Config, error) {
 	str("PUBLIC_BASE_URL", &c.PublicBaseURL)
 	str("VENDORSIM_URL", &c.VendorSimURL)
 	str("ACQUIRER_SECRET", &c.AcquirerSecret)
-	str("VENDORSIM_SECRET", &c.VendorSimSecret)
+	str("VENDORSIM_TOKEN", &c.VendorSimToken)
+	str("VENDORSIM_CALLBACK_SECRET", &c.VendorSimCallbackSecret)
+	if strings.TrimSpace(getenv("VENDORSIM_SECRET")) != "" {
+		// Refused rather than ignored: it used to be both secrets.
+		errs = append(errs, errors.New("VENDORSIM_SECRET is no longer read: set VENDORSIM_TOKEN (the bearer token) and VENDORSIM_CALLBACK_SECRET (the callback key), two different secrets, here and on `payoutd vendorsim`"))
+	}
 	dur("AUTH_CACHE_TTL", &c.AuthCacheTTL)
 	dur("DISBURSEMENT_LOCK_TTL", &c.DisbursementLockTTL)
 	dur("DISBURSEMENT_SUBMIT_WAIT", &c.DisbursementSubmitWait)
 	dur("DISBURSEMENT_SUBMIT_LEASE", &c.DisbursementSubmitLease)
+	dur("DISBURSEMENT_RETURN_WATCH", &c.DisbursementReturnWatch)
 	dur("SETTLEMENT_DELAY", &c.SettlementDelay)
 	dur("SANDBOX_COMPLETE_AFTER", &c.SandboxCompleteAfter)
 	dur("WEBHOOK_TIMEOUT", &c.WebhookTimeout)
@@ -267,8 +292,11 @@ func Load(getenv func(string) string, base Config) (Config, error) {
 		if u, err := url.Parse(c.VendorSimURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			errs = append(errs, fmt.Errorf("VENDORSIM_URL=%q: want an absolute http(s) URL such as http://vendorsim:8090", c.VendorSimURL))
 		}
-		if c.VendorSimSecret == "" {
-			errs = append(errs, errors.New("VENDORSIM_SECRET is required with VENDORSIM_URL (the secret `payoutd vendorsim` was started with)"))
+		switch {
+		case c.VendorSimToken == "" || c.VendorSimCallbackSecret == "":
+			errs = append(errs, errors.New("VENDORSIM_TOKEN and VENDORSIM_CALLBACK_SECRET are required with VENDORSIM_URL (the two secrets `payoutd vendorsim` was started with)"))
+		case c.VendorSimToken == c.VendorSimCallbackSecret:
+			errs = append(errs, errors.New("VENDORSIM_TOKEN and VENDORSIM_CALLBACK_SECRET must differ: a token that can call the vendor must not sign its callbacks"))
 		}
 	}
 	return c, errors.Join(errs...)

@@ -172,3 +172,40 @@ func TestInquiryRateLimits(t *testing.T) {
 		}
 	}
 }
+
+// The HTTP vendor adapter takes two secrets, both required and never
+// equal; the old single VENDORSIM_SECRET is refused by name.
+func TestVendorSimSecrets(t *testing.T) {
+	url := "http://vendorsim:8090"
+	for _, tt := range []struct {
+		env     map[string]string
+		wantErr string
+	}{
+		{map[string]string{"VENDORSIM_URL": url, "VENDORSIM_TOKEN": "t", "VENDORSIM_CALLBACK_SECRET": "c"}, ""},
+		{map[string]string{"VENDORSIM_URL": url, "VENDORSIM_TOKEN": "t"}, "VENDORSIM_TOKEN and VENDORSIM_CALLBACK_SECRET are required"},
+		{map[string]string{"VENDORSIM_URL": url, "VENDORSIM_TOKEN": "same", "VENDORSIM_CALLBACK_SECRET": "same"}, "must differ"},
+		{map[string]string{"VENDORSIM_URL": url, "VENDORSIM_SECRET": "old", "VENDORSIM_TOKEN": "t", "VENDORSIM_CALLBACK_SECRET": "c"}, "VENDORSIM_SECRET is no longer read"},
+	} {
+		c, err := Load(func(k string) string { return tt.env[k] }, Defaults())
+		switch {
+		case tt.wantErr == "" && err != nil:
+			t.Errorf("%v: %v", tt.env, err)
+		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+			t.Errorf("%v: error %v, want one containing %q", tt.env, err, tt.wantErr)
+		case err == nil && (c.VendorSimToken != "t" || c.VendorSimCallbackSecret != "c"):
+			t.Errorf("%v: token %q callback secret %q", tt.env, c.VendorSimToken, c.VendorSimCallbackSecret)
+		}
+	}
+}
+
+// DISBURSEMENT_RETURN_WATCH: 72 h by default, 0 turns the watch off.
+func TestReturnWatch(t *testing.T) {
+	c, err := Load(func(string) string { return "" }, Defaults())
+	if err != nil || c.PayoutReturnWatch() != 72*time.Hour {
+		t.Fatalf("default return watch %v, %v", c.PayoutReturnWatch(), err)
+	}
+	c, err = Load(func(k string) string { return map[string]string{"DISBURSEMENT_RETURN_WATCH": "0"}[k] }, Defaults())
+	if err != nil || c.PayoutReturnWatch() >= 0 {
+		t.Fatalf("DISBURSEMENT_RETURN_WATCH=0 gives %v, %v; want off (negative)", c.PayoutReturnWatch(), err)
+	}
+}

@@ -43,7 +43,12 @@ const StuckAfter = time.Hour
 //   - each wallet's lock equals the gross of its non-terminal disbursements
 //     (and so is never negative);
 //   - each vendor's clearing account equals the net of its paid
-//     disbursements, and the payout fees their fees;
+//     disbursements (a returned one's net came back out of it), the payout
+//     fees the fees of paid and returned disbursements, and the fees
+//     refunded on returns the refunded fees;
+//   - no vendor result contradicting a final disbursement is unresolved
+//     (disbursement_late_results: money may be where the books say it
+//     is not until an operator has looked);
 //   - the acquirer clearing account equals minus the price of settled
 //     payments, and the settlement fees their fees;
 //   - no settlement was refused (payments' settlement_error).
@@ -67,7 +72,7 @@ func Reconcile(ctx context.Context, db *gorm.DB, now time.Time) (*Report, error)
 	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		for _, check := range []func(*gorm.DB) error{
 			r.checkTransactions, r.checkWallets, r.checkLocks, r.checkPayoutAccounts, r.checkSettlements,
-			r.refusedSettlements, r.warnStuckPayouts, r.warnUnsettled, r.warnLateResults, r.warnHeldPayments, r.systemBalances,
+			r.refusedSettlements, r.checkLateVendorResults, r.warnStuckPayouts, r.warnUnsettled, r.warnLateResults, r.warnHeldPayments, r.systemBalances,
 		} {
 			if err := check(tx); err != nil {
 				return err
@@ -311,7 +316,16 @@ func (r *reconciler) checkPayoutAccounts(tx *gorm.DB) error {
 	if err != nil {
 		return err
 	}
-	feesPaid := &total{}
+	// A returned payout keeps its payout posting (the fee stays unless
+	// refunded by a return posting of its own).
+	var returnedFees, refunded total
+	err = tx.Model(&models.Disbursement{}).Select(r.sumSQL("platform_fee")+", "+r.sumSQL("refunded_fee")).
+		Where("status = ?", models.StatusReturned).Row().Scan(&returnedFees, &refunded)
+	if err != nil {
+		return err
+	}
+	feesPaid := &total{Bad: returnedFees.Bad}
+	feesPaid.V.Set(&returnedFees.V)
 	expected := map[string]*total{}
 	for i, p := range paid {
 		expected[models.VendorClearingAccount(p.Vendor)] = &paid[i].Net
@@ -350,7 +364,26 @@ func (r *reconciler) checkPayoutAccounts(tx *gorm.DB) error {
 			r.problem("%s: %s differs from the net of paid disbursements %s", account, have.String(), want.String())
 		}
 	}
-	return r.compareFees(tx, "payout", feesPaid, "paid disbursements")
+	if err := r.compareFees(tx, "payout", feesPaid, "paid and returned disbursements"); err != nil {
+		return err
+	}
+	return r.compareFees(tx, "return", refunded.neg(), "refunds on returned disbursements")
+}
+
+// checkLateVendorResults names each unresolved vendor result that
+// contradicted a final disbursement: a problem until an operator resolves
+// it (payoutd admin disbursement resolve-late-result).
+func (r *reconciler) checkLateVendorResults(tx *gorm.DB) error {
+	var open []models.DisbursementLateResult
+	if err := tx.Where("resolved_at IS NULL").Order("id").Limit(100).Find(&open).Error; err != nil {
+		return err
+	}
+	for _, l := range open {
+		r.problem("disbursement %s: %s (%s) reported %s while it is %s (late result %d, %s, seen %d times since %s); not applied: check with the vendor, then payoutd admin disbursement resolve-late-result --id %d --note TEXT",
+			l.DisbursementID, l.Vendor, l.VendorReference, l.ReportedStatus, l.StoredStatus, l.ID, l.Source, l.SeenCount,
+			l.FirstSeenAt.UTC().Format(time.RFC3339), l.ID)
+	}
+	return nil
 }
 
 // compareFees compares the platform fee entries of one kind of posting

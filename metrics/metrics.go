@@ -45,6 +45,7 @@ type Metrics struct {
 	webhookAttempts         *prometheus.CounterVec
 	webhookDuration         prometheus.Histogram
 	vendorCalls             *prometheus.CounterVec
+	disbursementLateResults *prometheus.CounterVec
 }
 
 // New returns the metrics registered in a new registry, with the Go
@@ -82,12 +83,16 @@ func New() *Metrics {
 			Name: "payoutd_vendor_calls_total",
 			Help: "Payout vendor calls, by vendor, call (inquire, submit, status) and outcome (ok, rejected, unavailable, unknown_payout, error).",
 		}, []string{"vendor", "call", "outcome"}),
+		disbursementLateResults: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "payoutd_disbursement_late_results_total",
+			Help: "Vendor results that contradicted a disbursement's final status (recorded, not applied), by vendor, stored status and reported status; every sighting counts.",
+		}, []string{"vendor", "stored", "reported"}),
 	}
 	m.registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.httpRequests, m.httpDuration, m.disbursementTransitions, m.paymentTransitions,
-		m.webhookAttempts, m.webhookDuration, m.vendorCalls,
+		m.webhookAttempts, m.webhookDuration, m.vendorCalls, m.disbursementLateResults,
 	)
 	return m
 }
@@ -152,6 +157,16 @@ func (m *Metrics) DisbursementTransition(from, to string) {
 		return
 	}
 	m.disbursementTransitions.WithLabelValues(from, to).Inc()
+}
+
+// DisbursementLateResult records a vendor result that contradicted a
+// disbursement's final status (stored) with another (reported): an
+// operator must look. Alert on any increase.
+func (m *Metrics) DisbursementLateResult(vendor, stored, reported string) {
+	if m == nil {
+		return
+	}
+	m.disbursementLateResults.WithLabelValues(vendor, stored, reported).Inc()
 }
 
 // PaymentTransition records a committed payment status change.

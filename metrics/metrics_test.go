@@ -63,7 +63,11 @@ func TestWrappedVendorsKeepOptionalInterfaces(t *testing.T) {
 		t.Errorf("Complete(unknown) = %v, want the vendor's ErrUnknownPayout", err)
 	}
 
-	sim, _ := m.WrapVendors(vendorsim.NewRegistry("http://127.0.0.1:1", "secret", vendorsim.ClientOptions{})).Get(sandbox.SimBank)
+	simReg, err := vendorsim.NewRegistry("http://127.0.0.1:1", vendorsim.Secrets{Token: "token", CallbackSecret: "callback"}, vendorsim.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim, _ := m.WrapVendors(simReg).Get(sandbox.SimBank)
 	parser, ok := sim.(interface {
 		ParseCallback(header http.Header, body []byte, now time.Time) (vendors.PayoutResult, error)
 	})

@@ -85,8 +85,11 @@ type Client struct {
 	BIFASTMinNet         Amount          `gorm:"column:bifast_min_net;not null"`
 	RTOLMinNet           Amount          `gorm:"column:rtol_min_net;not null"`
 	ReviewThreshold      *Amount         // nil: review off
-	CreatedAt            time.Time
-	UpdatedAt            time.Time
+	// RefundFeeOnReturn: when the bank returns a paid payout, the platform
+	// fee is credited back too (default false: the fee is kept).
+	RefundFeeOnReturn bool `gorm:"not null"`
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
 }
 
 // IPAllowed reports whether ip may call the API for this client. An empty

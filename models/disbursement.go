@@ -31,6 +31,10 @@ const (
 	StatusExpired DisbursementStatus = "EXPIRED"
 	// StatusCancelled: an operator cancelled it before submission.
 	StatusCancelled DisbursementStatus = "CANCELLED"
+	// StatusReturned: paid, then returned (or reversed) by the bank: the
+	// net came back to the wallet as its own ledger movement; the fee is
+	// kept unless the client's settings refund it. Terminal.
+	StatusReturned DisbursementStatus = "RETURNED"
 )
 
 // statusCreated is the "from" of a disbursement being created: the moves
@@ -44,12 +48,14 @@ var disbursementMoves = map[DisbursementStatus][]DisbursementStatus{
 	StatusPendingVerification: {StatusVerified, StatusCancelled, StatusExpired},
 	StatusVerified:            {StatusRequested, StatusFailed, StatusCancelled, StatusExpired},
 	StatusRequested:           {StatusSuccess, StatusFailed},
+	// A bank may return a transfer days after it was paid.
+	StatusSuccess: {StatusReturned},
 }
 
 // DisbursementStatuses lists every status, in lifecycle order.
 var DisbursementStatuses = []DisbursementStatus{
 	StatusPendingVerification, StatusVerified, StatusRequested,
-	StatusSuccess, StatusFailed, StatusExpired, StatusCancelled,
+	StatusSuccess, StatusFailed, StatusExpired, StatusCancelled, StatusReturned,
 }
 
 // CanMoveTo reports whether the lifecycle allows from → to.
@@ -65,17 +71,17 @@ func (from DisbursementStatus) CanMoveTo(to DisbursementStatus) bool {
 // CanCreateAs reports whether a new disbursement may be stored with s.
 func CanCreateAs(s DisbursementStatus) bool { return statusCreated.CanMoveTo(s) }
 
-// Terminal reports whether s is final: the lock is released and nothing
-// moves it again.
+// Terminal reports whether s is final: the lock is released and no vendor
+// result moves it again, except a bank's return of a SUCCESS payout.
 func (s DisbursementStatus) Terminal() bool {
 	switch s {
-	case StatusSuccess, StatusFailed, StatusExpired, StatusCancelled:
+	case StatusSuccess, StatusFailed, StatusExpired, StatusCancelled, StatusReturned:
 		return true
 	}
 	return false
 }
 
-// Valid reports whether s is one of the seven statuses.
+// Valid reports whether s is one of the statuses.
 func (s DisbursementStatus) Valid() bool {
 	for _, v := range DisbursementStatuses {
 		if v == s {
@@ -130,6 +136,13 @@ type Disbursement struct {
 	NextCheckAt *time.Time
 	RequestedAt *time.Time
 	CompletedAt *time.Time
+	// ReturnedAt is when a paid payout was returned by the bank (RETURNED).
+	ReturnedAt *time.Time
+	// RefundedFee is the part of the platform fee credited back on a
+	// return: 0 when the fee was kept (the default), the whole fee when the
+	// client's settings refund it. Reconcile needs it: the setting may
+	// change after the return.
+	RefundedFee Amount `gorm:"not null"`
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 }
@@ -145,4 +158,31 @@ type DisbursementTransition struct {
 	ToStatus       DisbursementStatus
 	Reason         string
 	CreatedAt      time.Time
+}
+
+// Sources of a vendor result.
+const (
+	SourceCallback = "callback" // the vendor pushed it (and its status query confirmed it)
+	SourcePoll     = "poll"     // the service asked the vendor's status
+)
+
+// DisbursementLateResult is a vendor result that contradicts a payout's
+// stored final status (FAILED after SUCCESS, SUCCESS after FAILED, ...):
+// never applied, kept once per disbursement and reported status until an
+// operator resolves it. A return after SUCCESS is not one: it is applied.
+type DisbursementLateResult struct {
+	ID              int64              `gorm:"primaryKey;autoIncrement"`
+	DisbursementID  uuid.UUID          `gorm:"type:uuid;not null"`
+	Vendor          string             `gorm:"not null"`
+	VendorReference string             `gorm:"not null"`
+	StoredStatus    DisbursementStatus `gorm:"not null"`
+	ReportedStatus  string             `gorm:"not null"`
+	Reason          string             `gorm:"not null"` // the vendor's failure or return reason, if any
+	Source          string             `gorm:"not null"` // SourceCallback or SourcePoll, as first seen
+	FirstSeenAt     time.Time
+	LastSeenAt      time.Time
+	SeenCount       int `gorm:"not null"`
+	ResolvedAt      *time.Time
+	ResolvedBy      *string
+	Note            *string
 }

@@ -16,6 +16,8 @@ func TestDisbursementMoves(t *testing.T) {
 		{StatusVerified, StatusFailed}:               true,
 		{StatusRequested, StatusSuccess}:             true,
 		{StatusRequested, StatusFailed}:              true,
+		// A bank returns a paid transfer, days later possibly.
+		{StatusSuccess, StatusReturned}: true,
 	}
 	moves := 0
 	for _, from := range DisbursementStatuses {
@@ -49,14 +51,15 @@ func TestDisbursementCreatedAs(t *testing.T) {
 
 func TestDisbursementTerminal(t *testing.T) {
 	t.Parallel()
-	terminal := map[DisbursementStatus]bool{StatusSuccess: true, StatusFailed: true, StatusExpired: true, StatusCancelled: true}
+	terminal := map[DisbursementStatus]bool{StatusSuccess: true, StatusFailed: true, StatusExpired: true, StatusCancelled: true, StatusReturned: true}
 	for _, s := range DisbursementStatuses {
 		if s.Terminal() != terminal[s] {
 			t.Errorf("%s.Terminal() = %v", s, s.Terminal())
 		}
 		if s.Terminal() {
 			for _, to := range DisbursementStatuses {
-				if s.CanMoveTo(to) {
+				// The one move out of a terminal status: a return after SUCCESS.
+				if s.CanMoveTo(to) && (s != StatusSuccess || to != StatusReturned) {
 					t.Errorf("terminal %s may move to %s", s, to)
 				}
 			}

@@ -88,6 +88,12 @@ var (
 	// ErrStaleStatus: the row was no longer in the expected status when the
 	// guarded update ran; someone else moved it first.
 	ErrStaleStatus = errors.New("disbursement status changed concurrently")
+
+	// ErrLateResultNotFound: no late vendor result with that id (operators).
+	ErrLateResultNotFound = errors.New("late vendor result not found")
+	// ErrLateResultResolved: the late vendor result was resolved already;
+	// its note is not overwritten.
+	ErrLateResultResolved = errors.New("late vendor result is already resolved")
 )
 
 // RuleError is a 422: the request is well-formed but a business rule

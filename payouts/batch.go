@@ -177,7 +177,7 @@ func (s *Service) submitBatch(ctx context.Context, batch []submitRequest) {
 			f := group[i]
 			switch {
 			case o.Err == nil:
-				if moves := resultMoves(f.d, o.Result, now); len(moves) > 0 {
+				if moves := s.resultMoves(f.d, o.Result, now); len(moves) > 0 {
 					plans, planned = append(plans, plan{d: f.d, moves: moves}), append(planned, f.index)
 				}
 			case errors.Is(o.Err, vendors.ErrRejected):

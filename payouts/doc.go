@@ -13,12 +13,23 @@
 //	VERIFIED             → REQUESTED             vendor accepted (reference stored)
 //	VERIFIED             → FAILED                vendor rejected; lock released, no money moved
 //	REQUESTED            → SUCCESS               lock released, gross debited: net to vendor clearing, fee to platform
-//	REQUESTED            → FAILED                vendor returned it; lock released
+//	REQUESTED            → FAILED                vendor failed it; lock released
+//	SUCCESS              → RETURNED              the bank returned it: net credited back (fee kept unless the client refunds it)
 //
 // Every move goes through transition, which checks models' table of
 // allowed moves and applies it as a guarded update (WHERE status = from)
 // together with its lock release, ledger posting and audit line, in one
 // database transaction.
+//
+// # Vendor results
+//
+// A vendor's result is judged against the stored status (applyObserved):
+// an open payout moves to it, a paid one may be returned, a repeat of the
+// final status changes nothing, and anything else contradicting a final
+// status is recorded in disbursement_late_results for operators and never
+// applied. A callback is confirmed with the vendor's status query first.
+// Paid payouts of poll-only vendors are watched for a return for
+// ReturnWatch.
 //
 // # Never pay twice, never lose a payout
 //

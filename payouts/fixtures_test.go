@@ -72,9 +72,21 @@ func (f *fixture) newDisbursement(wallet uuid.UUID, status models.DisbursementSt
 }
 
 // stored inserts a disbursement of gross amount in status, with its lock
-// when the status holds one, as the create would have left it.
+// when the status holds one, as the create would have left it. A paid or
+// returned one gets there through transition, with its ledger postings.
 func (f *fixture) stored(status models.DisbursementStatus, amount models.Amount) *models.Disbursement {
 	f.t.Helper()
+	if status == models.StatusSuccess || status == models.StatusReturned {
+		d := f.stored(models.StatusRequested, amount)
+		path := []Move{{To: models.StatusSuccess, Reason: "paid (fixture)"}}
+		if status == models.StatusReturned {
+			path = append(path, Move{To: models.StatusReturned, Reason: "returned (fixture)", FailedReason: "returned"})
+		}
+		if err := f.db.Transaction(func(tx *gorm.DB) error { return transition(tx, []*models.Disbursement{d}, path, models.Now()) }); err != nil {
+			f.t.Fatal(err)
+		}
+		return d
+	}
 	d := f.newDisbursement(f.wallet.ID, status, amount)
 	err := f.db.Transaction(func(tx *gorm.DB) error {
 		if err := tx.Create(d).Error; err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
+	"gorm.io/gorm"
 
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/vendors"
@@ -85,4 +86,47 @@ func (s *Service) CompleteSandbox(ctx context.Context, id uuid.UUID, status vend
 		return nil, err
 	}
 	return s.Get(ctx, id)
+}
+
+// LateResults lists the vendor results that contradicted a final
+// disbursement, oldest first: the unresolved ones, or all with all.
+func (s *Service) LateResults(ctx context.Context, all bool) ([]models.DisbursementLateResult, error) {
+	q := s.db.WithContext(ctx).Order("id")
+	if !all {
+		q = q.Where("resolved_at IS NULL")
+	}
+	var out []models.DisbursementLateResult
+	return out, q.Find(&out).Error
+}
+
+// ResolveLateResult closes a late vendor result with the operator's note
+// (what was found with the vendor, what was done by hand). It changes no
+// money: corrections go through their own commands (wallet adjust).
+// ErrLateResultNotFound, ErrLateResultResolved.
+func (s *Service) ResolveLateResult(ctx context.Context, id int64, operator, note string) (*models.DisbursementLateResult, error) {
+	now := s.clock()
+	res := s.db.WithContext(ctx).Model(&models.DisbursementLateResult{}).Where("id = ? AND resolved_at IS NULL", id).
+		Updates(map[string]any{"resolved_at": now, "resolved_by": operator, "note": note})
+	if res.Error != nil {
+		return nil, res.Error
+	}
+	var r models.DisbursementLateResult
+	err := s.db.WithContext(ctx).Where("id = ?", id).Take(&r).Error
+	switch {
+	case errors.Is(err, gorm.ErrRecordNotFound):
+		return nil, fmt.Errorf("%w: %d", models.ErrLateResultNotFound, id)
+	case err != nil:
+		return nil, err
+	case res.RowsAffected == 0:
+		return nil, fmt.Errorf("%w: %d was resolved at %s by %s", models.ErrLateResultResolved, id,
+			models.FormatTime(*r.ResolvedAt), deref(r.ResolvedBy))
+	}
+	return &r, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

@@ -129,35 +129,188 @@ func (s *Service) unknownOutcome(ctx context.Context, d *models.Disbursement, ca
 	return fmt.Errorf("%w: %s %s: %v", ErrOutcomeUnknown, call, d.VendorReference, cause)
 }
 
-// applyResult moves d to what the vendor reports: accepted (REQUESTED),
-// paid (SUCCESS, through REQUESTED when needed) or failed.
+// applyResult brings d to what the vendor reports, as a status check
+// (poll, submit answer) learnt it: applyObserved with SourcePoll.
 func (s *Service) applyResult(ctx context.Context, d *models.Disbursement, r vendors.PayoutResult) error {
-	moves := resultMoves(d, r, s.clock())
-	if len(moves) == 0 {
-		return nil
+	return s.applyObserved(ctx, d, r, models.SourcePoll)
+}
+
+// applyObserved judges a vendor result against d as stored. A payout
+// still open moves to what the vendor reports (accepted: REQUESTED; paid:
+// SUCCESS; failed: FAILED; returned: SUCCESS then RETURNED); a paid one
+// moves to RETURNED when the vendor reports it returned. A result equal
+// to the stored final status changes and records nothing. Any other result
+// for a final payout contradicts it: it is never applied (money never
+// moves by itself) but recorded for operators (recordLate). When the row
+// moved meanwhile, the result is judged once more against the new status.
+func (s *Service) applyObserved(ctx context.Context, d *models.Disbursement, r vendors.PayoutResult, source string) error {
+	for attempt := 0; ; attempt++ {
+		switch {
+		case !d.Status.Terminal() || (d.Status == models.StatusSuccess && r.Status == vendors.PayoutReturned):
+			moves := s.resultMoves(d, r, s.clock())
+			if len(moves) == 0 {
+				return nil
+			}
+			err := s.move(ctx, d, moves...)
+			if !errors.Is(err, models.ErrStaleStatus) || attempt > 0 {
+				return err
+			}
+			fresh, err := s.Get(ctx, d.ID)
+			if err != nil {
+				return err
+			}
+			*d = *fresh
+		case sameResult(d.Status, r.Status):
+			return nil
+		default:
+			return s.recordLate(ctx, d, r, source)
+		}
 	}
-	return s.move(ctx, d, moves...)
+}
+
+// sameResult reports whether a vendor status is what a final stored
+// status already says.
+func sameResult(stored models.DisbursementStatus, reported vendors.PayoutStatus) bool {
+	switch stored {
+	case models.StatusSuccess:
+		return reported == vendors.PayoutSuccess
+	case models.StatusFailed:
+		return reported == vendors.PayoutFailed
+	case models.StatusReturned:
+		return reported == vendors.PayoutReturned
+	}
+	return false // EXPIRED, CANCELLED: the vendor never had it
+}
+
+// recordLate keeps a result contradicting d's final status in
+// disbursement_late_results, once per disbursement and reported status
+// (a repeat counts and moves last_seen_at), logs it at error level and
+// counts it. Nothing else changes: an operator looks at it with the
+// vendor and resolves it (payoutd admin disbursement resolve-late-result).
+func (s *Service) recordLate(ctx context.Context, d *models.Disbursement, r vendors.PayoutResult, source string) error {
+	now := s.clock()
+	var rows []struct {
+		ID        int64
+		SeenCount int
+	}
+	err := s.db.WithContext(ctx).Raw(`INSERT INTO disbursement_late_results
+		(disbursement_id, vendor, vendor_reference, stored_status, reported_status, reason, source,
+		 first_seen_at, last_seen_at, seen_count)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1)
+		ON CONFLICT (disbursement_id, reported_status) DO UPDATE
+			SET last_seen_at = excluded.last_seen_at, seen_count = disbursement_late_results.seen_count + 1
+		RETURNING id, seen_count`,
+		d.ID, d.Vendor, d.VendorReference, string(d.Status), string(r.Status), r.FailureReason, source, now, now).
+		Scan(&rows).Error
+	if err != nil {
+		return fmt.Errorf("record late vendor result for %s: %w", d.ID, err)
+	}
+	s.metrics.DisbursementLateResult(d.Vendor, string(d.Status), string(r.Status))
+	attrs := []any{slog.String("disbursement_id", d.ID.String()), slog.String("vendor", d.Vendor),
+		slog.String("vendor_reference", d.VendorReference), slog.String("stored_status", string(d.Status)),
+		slog.String("reported_status", string(r.Status)), slog.String("reason", r.FailureReason),
+		slog.String("source", source)}
+	if len(rows) == 1 {
+		attrs = append(attrs, slog.Int64("late_result_id", rows[0].ID), slog.Int("seen_count", rows[0].SeenCount))
+	}
+	slog.ErrorContext(ctx, "vendor result contradicts the disbursement's final status: recorded, not applied", attrs...)
+	return nil
 }
 
 // resultMoves are the moves that bring d to what the vendor reports at now
-// (one now for a whole batch, so that its moves group together).
-func resultMoves(d *models.Disbursement, r vendors.PayoutResult, now time.Time) []Move {
+// (one now for a whole batch, so that its moves group together). A vendor
+// that reports RETURNED for a payout still REQUESTED paid it and had it
+// returned: both steps are taken, so the ledger shows the payment and the
+// return. A poll-only vendor's payout reaching SUCCESS is watched for a
+// return (returnWatchStart).
+func (s *Service) resultMoves(d *models.Disbursement, r vendors.PayoutResult, now time.Time) []Move {
 	var moves []Move
-	if d.Status == models.StatusVerified && r.Status != vendors.PayoutFailed {
+	at := d.Status
+	if at == models.StatusVerified && r.Status != vendors.PayoutFailed {
 		moves = append(moves, Move{To: models.StatusRequested, Reason: "vendor accepted the payout", NextCheckAt: now.Add(PollDelay(0) + sweepGrace)})
+		at = models.StatusRequested
 	}
 	switch r.Status {
 	case vendors.PayoutSuccess:
-		moves = append(moves, Move{To: models.StatusSuccess, Reason: "vendor reports the payout paid"})
+		if at == models.StatusRequested {
+			moves = append(moves, Move{To: models.StatusSuccess, Reason: "vendor reports the payout paid", NextCheckAt: s.returnWatchStart(d, now)})
+		}
 	case vendors.PayoutFailed:
-		moves = append(moves, Move{To: models.StatusFailed, FailedReason: orDefault(r.FailureReason, "vendor reports the payout failed"), Reason: "vendor reports the payout failed"})
+		if at == models.StatusVerified || at == models.StatusRequested {
+			moves = append(moves, Move{To: models.StatusFailed, FailedReason: orDefault(r.FailureReason, "vendor reports the payout failed"), Reason: "vendor reports the payout failed"})
+		}
+	case vendors.PayoutReturned:
+		if at == models.StatusRequested {
+			moves = append(moves, Move{To: models.StatusSuccess, Reason: "vendor reports the payout paid, and since returned"})
+			at = models.StatusSuccess
+		}
+		if at == models.StatusSuccess {
+			moves = append(moves, Move{To: models.StatusReturned, FailedReason: orDefault(r.FailureReason, "returned by the recipient bank"), Reason: "vendor reports the payout returned"})
+		}
 	}
 	return moves
 }
 
+// Return watch: a vendor that never calls back (poll-only) is asked about
+// its paid payouts for returnWatch after they were paid: first
+// firstReturnCheck after, then each time after as long again as the payout
+// has been paid (1, 2, 4, 8 minutes, ...), at most returnCheckCap apart.
+const (
+	firstReturnCheck = time.Minute
+	returnCheckCap   = 6 * time.Hour
+)
+
+// returnWatchStart is when a payout of d's vendor reaching SUCCESS at now
+// is first asked about a return: zero (never) for a vendor that pushes its
+// results, which reports a return the same way, or with the watch off.
+func (s *Service) returnWatchStart(d *models.Disbursement, now time.Time) time.Time {
+	if s.returnWatch <= 0 {
+		return time.Time{}
+	}
+	if v, err := s.vendors.Get(d.Vendor); err != nil {
+		return time.Time{}
+	} else if _, pushes := v.(vendors.CallbackParser); pushes {
+		return time.Time{}
+	}
+	return now.Add(firstReturnCheck)
+}
+
+// nextReturnCheck is when a paid payout is asked about a return next, or
+// nil when its watch is over.
+func (s *Service) nextReturnCheck(d *models.Disbursement, now time.Time) *time.Time {
+	if d.CompletedAt == nil || s.returnWatch <= 0 || !now.Before(d.CompletedAt.Add(s.returnWatch)) {
+		return nil
+	}
+	next := now.Add(min(max(now.Sub(*d.CompletedAt), firstReturnCheck), returnCheckCap))
+	return &next
+}
+
+// checkReturn asks a poll-only vendor whether a paid payout it is watching
+// was returned, applies what it says (a return, or a contradiction kept
+// for operators) and sets the next check, or ends the watch.
+func (s *Service) checkReturn(ctx context.Context, d *models.Disbursement) error {
+	vendor, err := s.vendors.Get(d.Vendor)
+	if err != nil {
+		return err
+	}
+	result, err := vendor.Status(ctx, d.VendorReference)
+	if err == nil {
+		err = s.applyObserved(ctx, d, result, models.SourcePoll)
+	}
+	if err != nil {
+		slog.WarnContext(ctx, "return check of a paid payout failed; will ask again", slog.String("disbursement_id", d.ID.String()), slog.Any("error", err))
+	}
+	if d.Status != models.StatusSuccess {
+		return nil
+	}
+	return s.db.WithContext(ctx).Model(&models.Disbursement{}).Where("id = ? AND status = ?", d.ID, models.StatusSuccess).
+		Updates(map[string]any{"next_check_at": s.nextReturnCheck(d, s.clock())}).Error
+}
+
 // Poll asks the vendor for the status of a REQUESTED payout: the
 // payout:poll task. A payout still in flight gets its next poll enqueued
-// with a growing delay; one the vendor reports final is moved there.
+// with a growing delay; one the vendor reports final is moved there. A
+// paid payout under the return watch is asked about a return.
 func (s *Service) Poll(ctx context.Context, id uuid.UUID) error {
 	d, err := s.Get(ctx, id)
 	if err != nil {
@@ -165,6 +318,9 @@ func (s *Service) Poll(ctx context.Context, id uuid.UUID) error {
 	}
 	if d.Status == models.StatusVerified {
 		return s.Submit(ctx, id)
+	}
+	if d.Status == models.StatusSuccess && d.NextCheckAt != nil {
+		return s.checkReturn(ctx, d)
 	}
 	if d.Status != models.StatusRequested {
 		return nil
@@ -263,7 +419,7 @@ func (s *Service) moveAll(ctx context.Context, plans []plan) error {
 			from = m.To
 		}
 		switch p.d.Status {
-		case models.StatusSuccess, models.StatusFailed:
+		case models.StatusSuccess, models.StatusFailed, models.StatusReturned:
 			final = append(final, p.d.ID)
 		case models.StatusRequested:
 			if len(p.moves) > 0 && p.moves[len(p.moves)-1].To == models.StatusRequested {
@@ -295,9 +451,15 @@ func (s *Service) enqueueEvents(ctx context.Context, subjects []uuid.UUID) {
 	}
 }
 
-// ApplyVendorResult records a result the vendor pushed (its callback). The
-// reference must be one of this vendor's; a result for a payout already
-// final is acknowledged and ignored.
+// ApplyVendorResult handles a result the vendor pushed (its verified
+// callback). The callback is a hint, not the truth: the vendor's own
+// status query for the reference is asked, and what it says is applied as
+// a poll's result would be (applyObserved), so a forged or stale callback
+// cannot finalise a payout. The reference must be one of this vendor's
+// (ErrDisbursementNotFound). When the status query cannot answer, it
+// returns ErrGatewayUnavailable: the vendor is answered 503 and sends the
+// callback again, while polls go on meanwhile. A callback about a payout
+// never sent to the vendor is logged and ignored.
 func (s *Service) ApplyVendorResult(ctx context.Context, vendor string, r vendors.PayoutResult) error {
 	var d models.Disbursement
 	err := s.db.WithContext(ctx).Where("vendor = ? AND vendor_reference = ?", vendor, r.Reference).Take(&d).Error
@@ -307,12 +469,29 @@ func (s *Service) ApplyVendorResult(ctx context.Context, vendor string, r vendor
 	if err != nil {
 		return err
 	}
-	if d.Status.Terminal() || d.Status == models.StatusPendingVerification {
+	attrs := []any{slog.String("disbursement_id", d.ID.String()), slog.String("vendor", vendor),
+		slog.String("stored_status", string(d.Status)), slog.String("callback_status", string(r.Status))}
+	if d.SubmitAttempts == 0 {
+		slog.WarnContext(ctx, "vendor callback for a payout never sent to the vendor; ignored", attrs...)
 		return nil
 	}
-	err = s.applyResult(ctx, &d, r)
+	v, err := s.vendors.Get(vendor)
+	if err != nil {
+		return err
+	}
+	confirmed, err := v.Status(ctx, d.VendorReference)
+	if err != nil {
+		slog.WarnContext(ctx, "vendor callback not confirmed: the vendor's status query failed; the vendor is asked to send it again",
+			append(attrs, slog.Any("error", err))...)
+		return models.ErrGatewayUnavailable
+	}
+	if confirmed.Status != r.Status {
+		slog.WarnContext(ctx, "vendor callback differs from the vendor's status query; the status query is applied",
+			append(attrs, slog.String("status_query", string(confirmed.Status)))...)
+	}
+	err = s.applyObserved(ctx, &d, confirmed, models.SourceCallback)
 	if errors.Is(err, models.ErrStaleStatus) {
-		return nil // a poll applied it first
+		return nil // moved twice meanwhile: the poll or a twin callback applied it
 	}
 	return err
 }

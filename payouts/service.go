@@ -39,6 +39,9 @@ type Service struct {
 	submitLease time.Duration
 	now         func() time.Time
 	metrics     *metrics.Metrics
+	// returnWatch is how long paid payouts of poll-only vendors are asked
+	// about a return; 0 or less: never.
+	returnWatch time.Duration
 
 	mu      sync.Mutex
 	batches *batcher // set while RunSubmitBatches runs
@@ -70,7 +73,16 @@ type Options struct {
 	// InquiryBudget bounds each client's creates refused after their
 	// account inquiry; nil: no bound.
 	InquiryBudget InquiryBudget
+	// ReturnWatch is how long a paid payout of a vendor that does not push
+	// its results (no vendors.CallbackParser) is asked about a return by
+	// the bank (DISBURSEMENT_RETURN_WATCH): 0 means the default, 72 hours;
+	// negative turns the watch off. Vendors that push results report
+	// returns the same way.
+	ReturnWatch time.Duration
 }
+
+// DefaultReturnWatch is Options.ReturnWatch's default.
+const DefaultReturnWatch = 72 * time.Hour
 
 // New returns a Service.
 func New(o Options) *Service {
@@ -83,8 +95,11 @@ func New(o Options) *Service {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.ReturnWatch == 0 {
+		o.ReturnWatch = DefaultReturnWatch
+	}
 	s := &Service{db: o.DB, store: models.NewStore(o.DB), vendors: o.Vendors, queue: o.Queue,
-		lockTTL: o.LockTTL, submitLease: o.SubmitLease, now: o.Now, metrics: o.Metrics, inquiries: o.InquiryBudget}
+		lockTTL: o.LockTTL, submitLease: o.SubmitLease, now: o.Now, metrics: o.Metrics, inquiries: o.InquiryBudget, returnWatch: o.ReturnWatch}
 	if database.DialectOfDB(o.DB) == database.Postgres {
 		if sqlDB, err := o.DB.DB(); err == nil {
 			s.creates = &createGrouper{sqlDB: sqlDB}

@@ -21,10 +21,12 @@ const sweepBatch = 500
 
 // SweepReport says what a sweep did.
 type SweepReport struct {
-	Expired   int `json:"expired"`
-	Submits   int `json:"submits_enqueued"`
-	Polls     int `json:"polls_enqueued"`
-	Unhandled int `json:"errors"`
+	Expired int `json:"expired"`
+	Submits int `json:"submits_enqueued"`
+	Polls   int `json:"polls_enqueued"`
+	// ReturnChecks are polls of paid payouts under the return watch.
+	ReturnChecks int `json:"return_checks_enqueued"`
+	Unhandled    int `json:"errors"`
 }
 
 // ExpireLocks is the periodic payout:expire task: disbursements never
@@ -37,7 +39,8 @@ func (s *Service) ExpireLocks(ctx context.Context) (SweepReport, error) {
 
 // Sweep is the periodic payout:sweep task: it enqueues the submit or the
 // status check of every VERIFIED or REQUESTED row that is due (its
-// next_check_at passed). The disbursement row is its own outbox, so work
+// next_check_at passed), and the return check of every paid payout under
+// the return watch that is due. The disbursement row is its own outbox, so work
 // lost with Redis or with a killed worker is picked up again.
 func (s *Service) Sweep(ctx context.Context) (SweepReport, error) {
 	var report SweepReport
@@ -84,6 +87,18 @@ func (s *Service) enqueueDue(ctx context.Context, report *SweepReport) error {
 	if err != nil {
 		return err
 	}
+	// A separate read, so that the index of each (open, watched) serves it.
+	var watched []struct {
+		ID     uuid.UUID
+		Status models.DisbursementStatus
+	}
+	err = s.db.WithContext(ctx).Model(&models.Disbursement{}).Select("id, status").
+		Where("status = ? AND next_check_at IS NOT NULL AND next_check_at <= ?", models.StatusSuccess, now).
+		Order("next_check_at").Limit(sweepBatch).Scan(&watched).Error
+	if err != nil {
+		return err
+	}
+	due = append(due, watched...)
 	slot := fmt.Sprintf("sweep-%d", now.UnixMilli())
 	// Each row is independent: one that fails is logged and counted, and
 	// the sweep goes on with the rest (its claim lapses, so the next sweep
@@ -112,6 +127,8 @@ func (s *Service) enqueueDue(ctx context.Context, report *SweepReport) error {
 				slog.String("disbursement_id", row.ID.String()), slog.Any("error", err))
 		case row.Status == models.StatusVerified:
 			report.Submits++
+		case row.Status == models.StatusSuccess:
+			report.ReturnChecks++
 		default:
 			report.Polls++
 		}

@@ -19,11 +19,13 @@ import (
 type Move struct {
 	To     models.DisbursementStatus
 	Reason string // for the audit trail: who or what moved it, and why
-	// FailedReason is shown to the client on FAILED.
+	// FailedReason is shown to the client on FAILED, and is the return
+	// reason on RETURNED.
 	FailedReason string
 	// LockExpiresAt, when set, restarts the lock's clock (an approval).
 	LockExpiresAt time.Time
-	// NextCheckAt is when the worker should look at the row next.
+	// NextCheckAt is when the worker should look at the row next; on
+	// SUCCESS, when a poll-only vendor is first asked about a return.
 	NextCheckAt time.Time
 	// IfSubmitAttempts, when set, also guards on the stored count of submit
 	// attempts: an expiry must not race a submit that started meanwhile.
@@ -38,8 +40,10 @@ type Move struct {
 // caller must roll tx back. Each row is written once, however long the
 // path, and with the status come the moves' consequences in the same
 // transaction: a terminal status releases the locks, SUCCESS debits the
-// gross through the ledger, SUCCESS and FAILED record the merchants'
-// webhook events, and every move leaves an audit line. It costs the same
+// gross through the ledger, RETURNED credits the net (and the fee, when
+// the client's settings say so) back, SUCCESS, FAILED and RETURNED record
+// the merchants' webhook events (one per step of the path, in order), and
+// every move leaves an audit line. It costs the same
 // few statements for one disbursement or a batch (plus one per wallet).
 // ds are updated as stored; callers hand in copies they drop if tx rolls
 // back.
@@ -79,13 +83,20 @@ func transition(tx *gorm.DB, ds []*models.Disbursement, path []Move, now time.Ti
 	if res.RowsAffected != int64(len(ds)) {
 		return fmt.Errorf("%w: %s no longer %s", models.ErrStaleStatus, describe(ids), from)
 	}
+	paid := slices.ContainsFunc(path, func(m Move) bool { return m.To == models.StatusSuccess })
 	switch {
-	case at == models.StatusSuccess:
+	case paid:
 		if err := postPayouts(tx, ds, now); err != nil {
 			return err
 		}
-	case at.Terminal():
+	case at.Terminal() && !from.Terminal():
 		if err := releaseLocks(tx, ds, now); err != nil {
+			return err
+		}
+	}
+	if at == models.StatusReturned {
+		// After the payouts' postings: the return credits what they debited.
+		if err := postReturns(tx, ds, now); err != nil {
 			return err
 		}
 	}
@@ -96,9 +107,9 @@ func transition(tx *gorm.DB, ds []*models.Disbursement, path []Move, now time.Ti
 	for _, d := range ds {
 		for _, m := range path {
 			applyMove(d, m, now)
-		}
-		if event, err := webhooks.DisbursementEvent(d); err == nil {
-			events = append(events, event)
+			if event, err := webhooks.DisbursementEvent(d); err == nil {
+				events = append(events, event)
+			}
 		}
 	}
 	_, err := webhooks.RecordAll(tx, events, now)
@@ -119,11 +130,21 @@ func stepUpdates(updates map[string]any, m Move, now time.Time) {
 		updates["checks"] = 0
 	case models.StatusFailed:
 		updates["failed_reason"] = m.FailedReason
+	case models.StatusReturned:
+		// completed_at stays when it was paid; the return has its own time.
+		updates["failed_reason"] = m.FailedReason
+		updates["returned_at"] = now
+		updates["next_check_at"] = nil
+		return
 	}
-	if m.To.Terminal() {
+	switch {
+	case m.To.Terminal():
 		updates["completed_at"] = now
 		updates["next_check_at"] = nil
-	} else if !m.NextCheckAt.IsZero() {
+		if m.To == models.StatusSuccess && !m.NextCheckAt.IsZero() {
+			updates["next_check_at"] = m.NextCheckAt // watched for a return
+		}
+	case !m.NextCheckAt.IsZero():
 		updates["next_check_at"] = m.NextCheckAt
 	}
 }
@@ -145,13 +166,20 @@ func applyMove(d *models.Disbursement, m Move, now time.Time) {
 	if m.To == models.StatusRequested {
 		d.RequestedAt, d.Checks = &now, 0
 	}
-	if m.To == models.StatusFailed {
+	if m.To == models.StatusFailed || m.To == models.StatusReturned {
 		reason := m.FailedReason
 		d.FailedReason = &reason
 	}
-	if m.To.Terminal() {
+	switch {
+	case m.To == models.StatusReturned:
+		d.ReturnedAt, d.NextCheckAt = &now, nil
+	case m.To.Terminal():
 		d.CompletedAt, d.NextCheckAt = &now, nil
-	} else if !m.NextCheckAt.IsZero() {
+		if m.To == models.StatusSuccess && !m.NextCheckAt.IsZero() {
+			next := m.NextCheckAt
+			d.NextCheckAt = &next
+		}
+	case !m.NextCheckAt.IsZero():
 		next := m.NextCheckAt
 		d.NextCheckAt = &next
 	}
@@ -205,6 +233,44 @@ func postPayouts(tx *gorm.DB, ds []*models.Disbursement, now time.Time) error {
 		releases[i] = ledger.Release{WalletID: d.WalletID, Amount: d.Amount}
 	}
 	_, err := ledger.PostAll(tx, now, postings, releases)
+	return err
+}
+
+// postReturns records returned disbursements: each net comes back from
+// the vendor's clearing account to its wallet, as its own ledger movement;
+// the fee stays with the platform unless the client's settings refund it
+// (then it comes back too, and refunded_fee says so). The clients'
+// settings are read in tx, so the setting at the time of the return counts.
+func postReturns(tx *gorm.DB, ds []*models.Disbursement, now time.Time) error {
+	clientIDs := make([]uuid.UUID, 0, len(ds))
+	for _, d := range ds {
+		clientIDs = append(clientIDs, d.ClientID)
+	}
+	var refunding []uuid.UUID
+	if err := tx.Model(&models.Client{}).Where("id IN ? AND refund_fee_on_return", clientIDs).Pluck("id", &refunding).Error; err != nil {
+		return err
+	}
+	postings := make([]ledger.Posting, len(ds))
+	for i, d := range ds {
+		credit := d.NetAmount
+		entries := []ledger.Entry{{Account: models.VendorClearingAccount(d.Vendor), Amount: -d.NetAmount}}
+		if d.PlatformFee > 0 && slices.Contains(refunding, d.ClientID) {
+			var err error
+			if credit, err = credit.Add(d.PlatformFee); err != nil {
+				return fmt.Errorf("return of %s: %w", d.ID, err)
+			}
+			entries = append(entries, ledger.Entry{Account: models.AccountPlatformFees, Amount: -d.PlatformFee})
+			if err := tx.Model(&models.Disbursement{}).Where("id = ?", d.ID).
+				Updates(map[string]any{"refunded_fee": d.PlatformFee, "updated_at": now}).Error; err != nil {
+				return err
+			}
+			d.RefundedFee = d.PlatformFee
+		}
+		entries = append(entries, ledger.Entry{Account: models.WalletAccount(d.WalletID), Amount: credit})
+		postings[i] = ledger.Posting{Kind: "return", Memo: "disbursement returned by the bank",
+			Reference: d.ID.String(), Entries: entries}
+	}
+	_, err := ledger.PostAll(tx, now, postings, nil)
 	return err
 }
 

@@ -37,8 +37,20 @@ func TestTransitionAllowedMoves(t *testing.T) {
 				}
 				w := f.walletNow()
 				wantLocked, wantBalance := gross, models.Rupiah(1_000_000)
-				if to.Terminal() {
+				if to.Terminal() || from.Terminal() {
 					wantLocked = 0
+				}
+				if to == models.StatusReturned {
+					// Paid, then the net came back; the fee is kept by default.
+					wantBalance -= fee
+					if d.ReturnedAt == nil || d.FailedReason == nil || *d.FailedReason != "returned" || d.RefundedFee != 0 {
+						t.Errorf("RETURNED with returned_at %v failed_reason %v refunded_fee %s", d.ReturnedAt, d.FailedReason, d.RefundedFee)
+					}
+					var clearing int64
+					f.db.Table("ledger_entries").Where("account = ?", models.VendorClearingAccount("simbank")).Select("SUM(amount)").Scan(&clearing)
+					if clearing != 0 {
+						t.Errorf("vendor clearing holds %s after the return, want 0", models.Amount(clearing))
+					}
 				}
 				if to == models.StatusSuccess {
 					wantBalance -= gross
@@ -83,6 +95,7 @@ func TestTransitionRefusedMoves(t *testing.T) {
 			}
 			d := f.stored(from, models.Rupiah(50_000))
 			before := f.walletNow()
+			lines := f.count("disbursement_transitions", "disbursement_id = ?", d.ID)
 			err := f.db.Transaction(func(tx *gorm.DB) error {
 				return transition(tx, []*models.Disbursement{d}, []Move{{To: to}}, models.Now())
 			})
@@ -95,8 +108,8 @@ func TestTransitionRefusedMoves(t *testing.T) {
 			if after := f.walletNow(); after.Locked != before.Locked || after.Balance != before.Balance {
 				t.Errorf("%s → %s refused but the wallet changed", from, to)
 			}
-			if n := f.count("disbursement_transitions", "disbursement_id = ?", d.ID); n != 0 {
-				t.Errorf("%s → %s refused but %d audit lines written", from, to, n)
+			if n := f.count("disbursement_transitions", "disbursement_id = ?", d.ID); n != lines {
+				t.Errorf("%s → %s refused but %d audit lines written", from, to, n-lines)
 			}
 		}
 	}

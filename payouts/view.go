@@ -38,6 +38,8 @@ type Record struct {
 	Body
 	RequestedAt *string `json:"requested_at"`
 	CompletedAt *string `json:"completed_at"`
+	// ReturnedAt is set on RETURNED: when the bank returned the paid payout.
+	ReturnedAt *string `json:"returned_at"`
 }
 
 // CreationView shows d as a create answers it.
@@ -47,7 +49,8 @@ func CreationView(d *models.Disbursement) Creation {
 
 // RecordView shows d as GET answers it.
 func RecordView(d *models.Disbursement) Record {
-	return Record{Body: body(d), RequestedAt: models.FormatTimePtr(d.RequestedAt), CompletedAt: models.FormatTimePtr(d.CompletedAt)}
+	return Record{Body: body(d), RequestedAt: models.FormatTimePtr(d.RequestedAt), CompletedAt: models.FormatTimePtr(d.CompletedAt),
+		ReturnedAt: models.FormatTimePtr(d.ReturnedAt)}
 }
 
 func body(d *models.Disbursement) Body {

@@ -70,13 +70,24 @@ const (
 	PayoutPending PayoutStatus = "PENDING" // accepted, money in flight
 	PayoutSuccess PayoutStatus = "SUCCESS"
 	PayoutFailed  PayoutStatus = "FAILED"
+	// PayoutReturned: paid, then returned or reversed by the receiving bank
+	// (days later, possibly). The only status that may follow SUCCESS.
+	PayoutReturned PayoutStatus = "RETURNED"
 )
+
+// Final reports whether s is a vendor's final word, save for a return
+// after SUCCESS.
+func (s PayoutStatus) Final() bool {
+	return s == PayoutSuccess || s == PayoutFailed || s == PayoutReturned
+}
 
 // PayoutResult is what the vendor says about a payout.
 type PayoutResult struct {
-	Reference     string
-	Status        PayoutStatus
-	FailureReason string // set when Status is PayoutFailed
+	Reference string
+	Status    PayoutStatus
+	// FailureReason is set when Status is PayoutFailed, and is the return
+	// reason when it is PayoutReturned.
+	FailureReason string
 }
 
 // Errors a vendor returns. Callers decide with errors.Is.

@@ -16,9 +16,12 @@ import (
 const (
 	DisbursementSuccess = "disbursement.success"
 	DisbursementFailed  = "disbursement.failed"
-	PaymentSuccess      = "payment.success"
-	PaymentExpired      = "payment.expired"
-	PaymentFailed       = "payment.failed"
+	// DisbursementReturned: a paid payout was returned by the bank; its
+	// net is back in the wallet.
+	DisbursementReturned = "disbursement.returned"
+	PaymentSuccess       = "payment.success"
+	PaymentExpired       = "payment.expired"
+	PaymentFailed        = "payment.failed"
 )
 
 // NewEvent is an event about to be recorded.
@@ -129,6 +132,8 @@ type disbursementData struct {
 	ReferenceID       *string `json:"referenceId,omitempty"`
 	FailedReason      *string `json:"failedReason"`
 	CompletedAt       *string `json:"completedAt"`
+	// ReturnedAt is only in disbursement.returned.
+	ReturnedAt *string `json:"returnedAt,omitempty"`
 }
 
 // ErrNoEvent: the status causes no event.
@@ -143,6 +148,8 @@ func DisbursementEvent(d *models.Disbursement) (NewEvent, error) {
 		name = DisbursementSuccess
 	case models.StatusFailed:
 		name = DisbursementFailed
+	case models.StatusReturned:
+		name = DisbursementReturned
 	default:
 		return NewEvent{}, ErrNoEvent
 	}
@@ -156,6 +163,7 @@ func DisbursementEvent(d *models.Disbursement) (NewEvent, error) {
 		s := models.FormatTime(*d.CompletedAt)
 		data.CompletedAt = &s
 	}
+	data.ReturnedAt = models.FormatTimePtr(d.ReturnedAt)
 	return NewEvent{ClientID: d.ClientID, Event: name, SubjectID: d.ID, Target: models.TargetPayout, Data: data}, nil
 }
 

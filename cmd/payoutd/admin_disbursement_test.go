@@ -108,7 +108,7 @@ func wantRecordKeys(t *testing.T, command string, printed map[string]any) {
 	t.Helper()
 	want := []string{"id", "client_id", "wallet_id", "status", "amount", "platform_fee", "net_amount", "currency",
 		"transfer_type", "bank_code", "bank_name", "account_no", "account_holder_name", "memo", "failed_reason",
-		"created_at", "requested_at", "completed_at"}
+		"created_at", "requested_at", "completed_at", "returned_at"}
 	got := make([]string, 0, len(printed))
 	for k := range printed {
 		got = append(got, k)

@@ -126,9 +126,21 @@ func TestAdminCLIContract(t *testing.T) {
 	if updated["withdrawals"] != "suspended" || updated["review_threshold"] != "50000000" || len(updated["allowed_ips"].([]any)) != 0 {
 		t.Fatalf("client update result %v", updated)
 	}
-	if updated["bifast_fee"] != "2500" || updated["rtol_fee"] != "6500" || updated["bifast_min_net"] != "10000" || updated["payment_fee_bps"] != float64(70) {
+	if updated["bifast_fee"] != "2500" || updated["rtol_fee"] != "6500" || updated["bifast_min_net"] != "10000" || updated["payment_fee_bps"] != float64(70) ||
+		updated["refund_fee_on_return"] != false {
 		t.Fatalf("client defaults not as DESIGN.md: %v", updated)
 	}
+	// A bank's return keeps the fee unless the client's settings refund it.
+	if got := c.ok("client", "update", "--client", clientID, "--refund-fee-on-return", "true"); got["refund_fee_on_return"] != true {
+		t.Fatalf("--refund-fee-on-return true: %v", got)
+	}
+	if got := c.ok("client", "show", "--client", clientID); got["refund_fee_on_return"] != true {
+		t.Fatalf("client show after --refund-fee-on-return true: %v", got)
+	}
+	if msg := c.fails(1, "client", "update", "--client", clientID, "--refund-fee-on-return", "yes"); !strings.Contains(msg, "--refund-fee-on-return: must be true or false") {
+		t.Fatalf("--refund-fee-on-return yes: %q", msg)
+	}
+	c.ok("client", "update", "--client", clientID, "--refund-fee-on-return", "false")
 
 	wallet := c.ok("wallet", "create", "--client", clientID, "--name", "Main", "--vendor", "simbank")
 	if got := keysOf(wallet); !reflect.DeepEqual(got, []string{"name", "vendor", "wallet_id"}) || wallet["name"] != "Main" || wallet["vendor"] != "simbank" {

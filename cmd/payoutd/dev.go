@@ -105,7 +105,8 @@ func runDev(ctx context.Context, stdout, stderr io.Writer, getenv func(string) s
 	queue := asynq.RedisClientOpt{Addr: mr.Addr()}
 	taskClient := tasks.NewClient(queue)
 	defer taskClient.Close()
-	svc := payouts.New(payouts.Options{DB: db, Vendors: registry, Queue: taskClient, LockTTL: cfg.DisbursementLockTTL, SubmitLease: cfg.DisbursementSubmitLease, Metrics: m})
+	svc := payouts.New(payouts.Options{DB: db, Vendors: registry, Queue: taskClient, LockTTL: cfg.DisbursementLockTTL, SubmitLease: cfg.DisbursementSubmitLease, Metrics: m,
+		ReturnWatch: cfg.PayoutReturnWatch()})
 	acq, err := acquirer(cfg)
 	if err != nil {
 		return err

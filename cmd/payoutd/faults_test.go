@@ -38,7 +38,8 @@ import (
 	"github.com/payoutd/payoutd/worker"
 )
 
-const simSecret = "fault-test-vendorsim-secret"
+// The simulator's two secrets: the bearer token and the callback key.
+const simSecret, simCallbackSecret = "fault-test-vendorsim-token", "fault-test-vendorsim-callback-secret"
 
 // stack is the service spread over real sockets: the vendor simulator and
 // the API on loopback listeners, the database and Redis of the test.
@@ -65,6 +66,7 @@ type stackOptions struct {
 	queuePrefix  string        // the in-process API's queues
 	completeWait time.Duration // SANDBOX_COMPLETE_AFTER of the simulator
 	callbacks    bool          // the simulator calls the API back
+	store        sandbox.Store // the simulator's payouts; nil: its own MemoryStore
 }
 
 func newStack(t *testing.T, o stackOptions) *stack {
@@ -87,8 +89,8 @@ func newStack(t *testing.T, o stackOptions) *stack {
 		callbackURL = s.apiURL + "/vendor-callbacks"
 	}
 	// The simulator, behind a delay that keeps submits in flight.
-	sim, err := vendorsim.NewServer(vendorsim.ServerOptions{Secret: simSecret, CallbackURL: callbackURL,
-		Sandbox: sandbox.Options{CompleteAfter: o.completeWait}, PollInterval: 50 * time.Millisecond})
+	sim, err := vendorsim.NewServer(vendorsim.ServerOptions{Token: simSecret, CallbackSecret: simCallbackSecret, CallbackURL: callbackURL,
+		Sandbox: sandbox.Options{CompleteAfter: o.completeWait, Store: o.store}, PollInterval: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +110,11 @@ func newStack(t *testing.T, o stackOptions) *stack {
 	key := make([]byte, 32)
 	rand.Read(key)
 	s.sealer, _ = credentials.NewSealer(key)
-	registry := vendorsim.NewRegistry(s.simURL, simSecret, vendorsim.ClientOptions{Timeout: 2 * time.Second})
+	registry, err := vendorsim.NewRegistry(s.simURL, vendorsim.Secrets{Token: simSecret, CallbackSecret: simCallbackSecret},
+		vendorsim.ClientOptions{Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
 	deps := admin.Deps{DB: db, Sealer: s.sealer, Env: models.Staging, Vendors: registry}
 	if s.merchant, err = admin.CreateClient(context.Background(), deps, admin.ClientOptions{Name: "Toko"}); err != nil {
 		t.Fatal(err)
@@ -149,7 +155,8 @@ func (s *stack) workerEnv() []string {
 	return append(os.Environ(),
 		subprocessEnv+"=worker",
 		"DATABASE_URL="+s.dbURL, "REDIS_URL="+s.redisURL, "SECRETS_KEY="+hex.EncodeToString(make([]byte, 32)),
-		"APP_ENV=staging", "LOG_LEVEL=warn", "VENDORSIM_URL="+s.simURL, "VENDORSIM_SECRET="+simSecret,
+		"APP_ENV=staging", "LOG_LEVEL=warn", "VENDORSIM_URL="+s.simURL, "VENDORSIM_TOKEN="+simSecret,
+		"VENDORSIM_CALLBACK_SECRET="+simCallbackSecret,
 		"DISBURSEMENT_SUBMIT_LEASE=1s")
 }
 

@@ -156,7 +156,7 @@ func paymentsService(cfg config.Config, db *gorm.DB, queue payments.Queue, m *me
 // payouts builds the disbursement service on the backends.
 func (b *backends) payouts(cfg config.Config) *payouts.Service {
 	return payouts.New(payouts.Options{DB: b.db, Vendors: b.vendors, Queue: b.tasks, LockTTL: cfg.DisbursementLockTTL,
-		SubmitLease: cfg.DisbursementSubmitLease, Metrics: b.metrics})
+		SubmitLease: cfg.DisbursementSubmitLease, Metrics: b.metrics, ReturnWatch: cfg.PayoutReturnWatch()})
 }
 
 func openBackends(ctx context.Context, cfg config.Config) (*backends, error) {
@@ -388,7 +388,13 @@ func parseUUID(s string) (uuid.UUID, error) { return uuid.Parse(s) }
 // CLI share them.
 func vendorRegistry(cfg config.Config, db *gorm.DB) vendors.Registry {
 	if cfg.VendorSimURL != "" {
-		return vendorsim.NewRegistry(cfg.VendorSimURL, cfg.VendorSimSecret, vendorsim.ClientOptions{})
+		// config.Load refused missing or equal secrets already.
+		r, err := vendorsim.NewRegistry(cfg.VendorSimURL,
+			vendorsim.Secrets{Token: cfg.VendorSimToken, CallbackSecret: cfg.VendorSimCallbackSecret}, vendorsim.ClientOptions{})
+		if err != nil {
+			panic(err)
+		}
+		return r
 	}
 	return sandbox.Registry(sandbox.Options{CompleteAfter: cfg.SandboxCompleteAfter, Store: sandbox.NewDBStore(db)})
 }

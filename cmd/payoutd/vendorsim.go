@@ -22,17 +22,28 @@ import (
 // runVendorSim serves simbank and simwallet over HTTP (package vendorsim)
 // until ctx is cancelled, and reports final payouts to
 // VENDORSIM_CALLBACK_URL/<vendor> when it is set. Configuration:
-// VENDORSIM_ADDR (default :8090), VENDORSIM_SECRET (required: the bearer
-// token clients send, and the key callbacks are signed with),
-// VENDORSIM_CALLBACK_URL (optional) and SANDBOX_COMPLETE_AFTER (default 2s).
+// VENDORSIM_ADDR (default :8090), VENDORSIM_TOKEN (required: the bearer
+// token clients send), VENDORSIM_CALLBACK_SECRET (required, another secret:
+// the key callbacks are signed with), VENDORSIM_CALLBACK_URL (optional) and
+// SANDBOX_COMPLETE_AFTER (default 2s).
 func runVendorSim(ctx context.Context, stdout, stderr io.Writer, getenv func(string) string) error {
 	addr := strings.TrimSpace(getenv("VENDORSIM_ADDR"))
 	if addr == "" {
 		addr = ":8090"
 	}
-	secret := strings.TrimSpace(getenv("VENDORSIM_SECRET"))
-	if secret == "" {
-		return errors.New("VENDORSIM_SECRET is required: the shared secret clients send as \"Authorization: Bearer <secret>\" and callbacks are signed with (for example: openssl rand -hex 32)")
+	if strings.TrimSpace(getenv("VENDORSIM_SECRET")) != "" {
+		return errors.New("VENDORSIM_SECRET is no longer read: set VENDORSIM_TOKEN (the bearer token clients send) and VENDORSIM_CALLBACK_SECRET (the key callbacks are signed with), two different secrets")
+	}
+	token := strings.TrimSpace(getenv("VENDORSIM_TOKEN"))
+	if token == "" {
+		return errors.New("VENDORSIM_TOKEN is required: the token clients send as \"Authorization: Bearer <token>\" (for example: openssl rand -hex 32)")
+	}
+	callbackSecret := strings.TrimSpace(getenv("VENDORSIM_CALLBACK_SECRET"))
+	if callbackSecret == "" {
+		return errors.New("VENDORSIM_CALLBACK_SECRET is required: the key callbacks are signed with, not the token (for example: openssl rand -hex 32)")
+	}
+	if token == callbackSecret {
+		return errors.New("VENDORSIM_TOKEN and VENDORSIM_CALLBACK_SECRET must differ: whoever may call the simulator must not be able to sign its callbacks")
 	}
 	callbackURL := strings.TrimSpace(getenv("VENDORSIM_CALLBACK_URL"))
 	if callbackURL != "" {
@@ -52,10 +63,11 @@ func runVendorSim(ctx context.Context, stdout, stderr io.Writer, getenv func(str
 	log := logging.New(stderr, slog.LevelInfo)
 
 	sim, err := vendorsim.NewServer(vendorsim.ServerOptions{
-		Secret:      secret,
-		Sandbox:     sandbox.Options{CompleteAfter: completeAfter},
-		CallbackURL: callbackURL,
-		Logger:      log,
+		Token:          token,
+		CallbackSecret: callbackSecret,
+		Sandbox:        sandbox.Options{CompleteAfter: completeAfter},
+		CallbackURL:    callbackURL,
+		Logger:         log,
 	})
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/signature"
 	"github.com/payoutd/payoutd/vendors"
 	"github.com/payoutd/payoutd/vendors/vendorsim"
 )
@@ -23,12 +24,18 @@ func TestVendorSimRefusesBadConfiguration(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		{map[string]string{}, "VENDORSIM_SECRET is required"},
-		{map[string]string{"VENDORSIM_SECRET": "  "}, "VENDORSIM_SECRET is required"},
-		{map[string]string{"VENDORSIM_SECRET": "s", "SANDBOX_COMPLETE_AFTER": "2"}, "SANDBOX_COMPLETE_AFTER"},
-		{map[string]string{"VENDORSIM_SECRET": "s", "SANDBOX_COMPLETE_AFTER": "-1s"}, "SANDBOX_COMPLETE_AFTER"},
-		{map[string]string{"VENDORSIM_SECRET": "s", "VENDORSIM_CALLBACK_URL": "127.0.0.1:8080/cb"}, "VENDORSIM_CALLBACK_URL"},
-		{map[string]string{"VENDORSIM_SECRET": "s", "VENDORSIM_ADDR": "127.0.0.1:-1"}, "payoutd vendorsim"},
+		{map[string]string{}, "VENDORSIM_TOKEN is required"},
+		{map[string]string{"VENDORSIM_TOKEN": "  ", "VENDORSIM_CALLBACK_SECRET": "c"}, "VENDORSIM_TOKEN is required"},
+		{map[string]string{"VENDORSIM_TOKEN": "t"}, "VENDORSIM_CALLBACK_SECRET is required"},
+		// One secret for both jobs: whoever may call the simulator could
+		// also forge its callbacks.
+		{map[string]string{"VENDORSIM_TOKEN": "same", "VENDORSIM_CALLBACK_SECRET": "same"}, "must differ"},
+		// The old single variable is refused by name, not ignored.
+		{map[string]string{"VENDORSIM_SECRET": "s", "VENDORSIM_TOKEN": "t", "VENDORSIM_CALLBACK_SECRET": "c"}, "VENDORSIM_SECRET"},
+		{map[string]string{"VENDORSIM_TOKEN": "t", "VENDORSIM_CALLBACK_SECRET": "c", "SANDBOX_COMPLETE_AFTER": "2"}, "SANDBOX_COMPLETE_AFTER"},
+		{map[string]string{"VENDORSIM_TOKEN": "t", "VENDORSIM_CALLBACK_SECRET": "c", "SANDBOX_COMPLETE_AFTER": "-1s"}, "SANDBOX_COMPLETE_AFTER"},
+		{map[string]string{"VENDORSIM_TOKEN": "t", "VENDORSIM_CALLBACK_SECRET": "c", "VENDORSIM_CALLBACK_URL": "127.0.0.1:8080/cb"}, "VENDORSIM_CALLBACK_URL"},
+		{map[string]string{"VENDORSIM_TOKEN": "t", "VENDORSIM_CALLBACK_SECRET": "c", "VENDORSIM_ADDR": "127.0.0.1:-1"}, "payoutd vendorsim"},
 	}
 	for _, tt := range tests {
 		var stderr strings.Builder
@@ -39,11 +46,12 @@ func TestVendorSimRefusesBadConfiguration(t *testing.T) {
 	}
 }
 
-// payoutd vendorsim serves the client adapter over a socket, sends a signed
-// callback when a payout completes, and stops when its context ends.
+// payoutd vendorsim serves the client adapter over a socket, sends a
+// callback signed with the callback secret (never with the bearer token)
+// when a payout completes, and stops when its context ends.
 func TestVendorSimServesAndCallsBack(t *testing.T) {
 	t.Parallel()
-	const secret = "vendorsim-test-secret"
+	const token, callbackSecret = "vendorsim-test-token", "vendorsim-test-callback-secret"
 	callbacks := make(chan *http.Request, 10)
 	bodies := make(chan []byte, 10)
 	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -53,7 +61,7 @@ func TestVendorSimServesAndCallsBack(t *testing.T) {
 	}))
 	defer recv.Close()
 	env := map[string]string{
-		"VENDORSIM_ADDR": "127.0.0.1:0", "VENDORSIM_SECRET": secret,
+		"VENDORSIM_ADDR": "127.0.0.1:0", "VENDORSIM_TOKEN": token, "VENDORSIM_CALLBACK_SECRET": callbackSecret,
 		"VENDORSIM_CALLBACK_URL": recv.URL + "/vendor-callbacks", "SANDBOX_COMPLETE_AFTER": "1ms",
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -89,7 +97,10 @@ func TestVendorSimServesAndCallsBack(t *testing.T) {
 		t.Errorf("first log line %v, %v; want the JSON line vendorsim listening", first, err)
 	}
 
-	c := vendorsim.NewClient("http://"+addr[1], "simwallet", secret, vendorsim.ClientOptions{})
+	c, err := vendorsim.NewClient("http://"+addr[1], "simwallet", vendorsim.Secrets{Token: token, CallbackSecret: callbackSecret}, vendorsim.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	res, err := c.Submit(ctx, vendors.Payout{Reference: "cmd-ref", BankCode: "gopay", AccountNo: "081234567890", TransferType: models.BIFAST, Amount: models.Rupiah(97_500)})
 	if err != nil || res.Reference != "cmd-ref" {
 		t.Fatalf("Submit = %+v, %v", res, err)
@@ -107,6 +118,9 @@ func TestVendorSimServesAndCallsBack(t *testing.T) {
 	got, err := c.ParseCallback(r.Header, body, time.Now())
 	if err != nil || got != (vendors.PayoutResult{Reference: "cmd-ref", Status: vendors.PayoutSuccess}) {
 		t.Errorf("ParseCallback = %+v, %v", got, err)
+	}
+	if signature.Verify(token, r.Header.Get(vendorsim.SignatureHeader), body, time.Now()).Diagnosis == signature.OK {
+		t.Error("the callback verifies with the bearer token: one secret does both jobs")
 	}
 
 	cancel()

@@ -35,7 +35,13 @@ const (
 	AccountStaysRequested  = "1000000005"
 	AccountInquiryDown     = "1000000006"
 	AccountFirstSubmitLost = "1000000007"
+	// AccountReturnedLater is paid (SUCCESS after CompleteAfter) and then
+	// returned by the bank (RETURNED after CompleteAfter more).
+	AccountReturnedLater = "1000000008"
 )
+
+// ReturnReason is the reason a sandbox payout is returned with.
+const ReturnReason = "recipient bank returned the transfer"
 
 // Caps on the net amount a payout network carries per transaction.
 var (
@@ -406,9 +412,14 @@ func (v *Vendor) get(ctx context.Context, reference string) (Record, error) {
 
 // result is what the vendor says about rec now. An automatic outcome that
 // has come due is stored as final, so that a later Complete cannot
-// contradict what a caller was already told.
+// contradict what a caller was already told. A paid 1000000008 is
+// returned once its return is due; that needs no storing, it only depends
+// on the time.
 func (v *Vendor) result(ctx context.Context, rec Record) (vendors.PayoutResult, error) {
 	status, reason := rec.FinalStatus, rec.FailureReason
+	if status == vendors.PayoutSuccess && v.returned(rec) {
+		return vendors.PayoutResult{Reference: rec.Reference, Status: vendors.PayoutReturned, FailureReason: ReturnReason}, nil
+	}
 	if status == "" {
 		status, reason = v.automatic(rec)
 		if status == vendors.PayoutPending {
@@ -421,6 +432,27 @@ func (v *Vendor) result(ctx context.Context, rec Record) (vendors.PayoutResult, 
 		status, reason = stored.FinalStatus, stored.FailureReason
 	}
 	return vendors.PayoutResult{Reference: rec.Reference, Status: status, FailureReason: reason}, nil
+}
+
+// returned reports whether rec, paid, has been returned by now.
+func (v *Vendor) returned(rec Record) bool {
+	return rec.AccountNo == AccountReturnedLater && v.now().Sub(rec.AcceptedAt) >= 2*v.completeAfter
+}
+
+// Settled reports whether the payout of reference will not change any
+// more: failed, returned, or paid to an account that is never returned.
+// payoutd vendorsim keeps watching a payout until it is, to call back with
+// its return.
+func (v *Vendor) Settled(ctx context.Context, reference string) (bool, error) {
+	res, err := v.Status(ctx, reference)
+	if err != nil {
+		return false, err
+	}
+	if res.Status != vendors.PayoutSuccess {
+		return res.Status.Final(), nil
+	}
+	rec, err := v.get(ctx, reference)
+	return err == nil && rec.AccountNo != AccountReturnedLater, err
 }
 
 // automatic is the outcome a payout reaches by itself at v.now().

@@ -18,8 +18,30 @@ import (
 	"github.com/payoutd/payoutd/vendors/sandbox"
 )
 
-// ErrUnauthorized: the server refused the bearer secret.
-var ErrUnauthorized = errors.New("vendorsim refused the secret")
+// ErrUnauthorized: the server refused the bearer token.
+var ErrUnauthorized = errors.New("vendorsim refused the bearer token")
+
+// Secrets are the two secrets shared with a vendorsim server: Token is the
+// bearer token of every request (VENDORSIM_TOKEN), CallbackSecret the key
+// of the HMAC its callbacks carry (VENDORSIM_CALLBACK_SECRET). They must
+// differ: with one secret for both, anyone allowed to call the vendor could
+// sign a callback that pays out.
+type Secrets struct {
+	Token          string
+	CallbackSecret string
+}
+
+func (s Secrets) check() error {
+	switch {
+	case s.Token == "":
+		return errors.New("vendorsim: a bearer token is required")
+	case s.CallbackSecret == "":
+		return errors.New("vendorsim: a callback secret is required")
+	case s.Token == s.CallbackSecret:
+		return errors.New("vendorsim: the bearer token and the callback secret must differ")
+	}
+	return nil
+}
 
 // ClientOptions configure a Client.
 type ClientOptions struct {
@@ -42,7 +64,7 @@ const attempts = 3
 type Client struct {
 	name    string
 	base    string // .../v1/<vendor>
-	secret  string
+	secrets Secrets
 	http    *http.Client
 	timeout time.Duration
 	backoff time.Duration
@@ -55,8 +77,12 @@ var (
 )
 
 // NewClient returns the client of vendor (simbank or simwallet) on the
-// vendorsim server at baseURL (e.g. http://127.0.0.1:8090).
-func NewClient(baseURL, vendor, secret string, o ClientOptions) *Client {
+// vendorsim server at baseURL (e.g. http://127.0.0.1:8090). It refuses
+// secrets that are missing or equal.
+func NewClient(baseURL, vendor string, secrets Secrets, o ClientOptions) (*Client, error) {
+	if err := secrets.check(); err != nil {
+		return nil, err
+	}
 	if o.Timeout <= 0 {
 		o.Timeout = 5 * time.Second
 	}
@@ -68,17 +94,25 @@ func NewClient(baseURL, vendor, secret string, o ClientOptions) *Client {
 	}
 	return &Client{
 		name: vendor, base: strings.TrimRight(baseURL, "/") + "/v1/" + url.PathEscape(vendor),
-		secret: secret, http: o.HTTPClient, timeout: o.Timeout, backoff: o.RetryBackoff,
-	}
+		secrets: secrets, http: o.HTTPClient, timeout: o.Timeout, backoff: o.RetryBackoff,
+	}, nil
 }
 
 // NewRegistry returns simbank and simwallet of the vendorsim server at
 // baseURL, sharing one keep-alive HTTP client.
-func NewRegistry(baseURL, secret string, o ClientOptions) vendors.Registry {
+func NewRegistry(baseURL string, secrets Secrets, o ClientOptions) (vendors.Registry, error) {
 	if o.HTTPClient == nil {
 		o.HTTPClient = newHTTPClient()
 	}
-	return vendors.NewRegistry(NewClient(baseURL, sandbox.SimBank, secret, o), NewClient(baseURL, sandbox.SimWallet, secret, o))
+	bank, err := NewClient(baseURL, sandbox.SimBank, secrets, o)
+	if err != nil {
+		return nil, err
+	}
+	wallet, err := NewClient(baseURL, sandbox.SimWallet, secrets, o)
+	if err != nil {
+		return nil, err
+	}
+	return vendors.NewRegistry(bank, wallet), nil
 }
 
 func newHTTPClient() *http.Client {
@@ -168,10 +202,10 @@ func (c *Client) Complete(ctx context.Context, reference string, status vendors.
 }
 
 // ParseCallback implements vendors.CallbackParser: the x-vendor-signature
-// header must sign body with the shared secret at a time within 5 minutes
-// of now.
+// header must sign body with the callback secret at a time within 5
+// minutes of now.
 func (c *Client) ParseCallback(header http.Header, body []byte, now time.Time) (vendors.PayoutResult, error) {
-	v := signature.Verify(c.secret, header.Get(SignatureHeader), body, now)
+	v := signature.Verify(c.secrets.CallbackSecret, header.Get(SignatureHeader), body, now)
 	if v.Diagnosis != signature.OK {
 		return vendors.PayoutResult{}, fmt.Errorf("%w: %s", vendors.ErrInvalidCallback, v.Diagnosis)
 	}
@@ -182,8 +216,8 @@ func (c *Client) ParseCallback(header http.Header, body []byte, now time.Time) (
 		return vendors.PayoutResult{}, fmt.Errorf("%s callback: invalid JSON: %w", c.name, err)
 	}
 	st := vendors.PayoutStatus(cb.Status)
-	if cb.Reference == "" || strings.ContainsRune(cb.Reference, 0) || (st != vendors.PayoutSuccess && st != vendors.PayoutFailed) {
-		return vendors.PayoutResult{}, fmt.Errorf("%s callback: want a reference and a status SUCCESS or FAILED, got %q %q", c.name, cb.Reference, cb.Status)
+	if cb.Reference == "" || strings.ContainsRune(cb.Reference, 0) || !st.Final() {
+		return vendors.PayoutResult{}, fmt.Errorf("%s callback: want a reference and a status SUCCESS, FAILED or RETURNED, got %q %q", c.name, cb.Reference, cb.Status)
 	}
 	return vendors.PayoutResult{Reference: cb.Reference, Status: st, FailureReason: storableText(cb.FailureReason)}, nil
 }
@@ -196,7 +230,7 @@ func storableText(s string) string { return strings.ReplaceAll(s, "\x00", "\uFFF
 func (r payoutResponse) result() (vendors.PayoutResult, error) {
 	st := vendors.PayoutStatus(r.Status)
 	switch st {
-	case vendors.PayoutPending, vendors.PayoutSuccess, vendors.PayoutFailed:
+	case vendors.PayoutPending, vendors.PayoutSuccess, vendors.PayoutFailed, vendors.PayoutReturned:
 	default:
 		// Said something, but not what: the outcome stays unknown.
 		return vendors.PayoutResult{}, fmt.Errorf("%w: vendor reported status %q", vendors.ErrUnavailable, r.Status)
@@ -260,7 +294,7 @@ func (c *Client) do(ctx context.Context, method, path string, payload []byte, ou
 	}
 	// No Idempotency-Key header: with one, net/http would replay a POST
 	// whose connection broke, and a submit must never be resent blindly.
-	req.Header.Set("Authorization", "Bearer "+c.secret)
+	req.Header.Set("Authorization", "Bearer "+c.secrets.Token)
 	req.Header.Set("Accept", "application/json")
 	if payload != nil {
 		req.Header.Set("Content-Type", "application/json")

@@ -22,9 +22,12 @@ import (
 
 // ServerOptions configure a Server.
 type ServerOptions struct {
-	// Secret is the shared secret: clients send it as a bearer token and
-	// callbacks are signed with it. Required.
-	Secret string
+	// Token is the bearer token clients must send. Required.
+	Token string
+	// CallbackSecret is the key callbacks are signed with. Required, and
+	// never the Token: whoever may call the simulator must not be able to
+	// forge its callbacks.
+	CallbackSecret string
 	// Sandbox configures simbank and simwallet (CompleteAfter, Now, Store;
 	// a nil Store gives each vendor a MemoryStore).
 	Sandbox sandbox.Options
@@ -48,10 +51,11 @@ type ServerOptions struct {
 // Server serves simbank and simwallet over HTTP and, with a CallbackURL,
 // reports final payouts to it once Run is running.
 type Server struct {
-	secret  string
-	vendors map[string]*sandbox.Vendor
-	mux     *http.ServeMux
-	log     *slog.Logger
+	token          string
+	callbackSecret string
+	vendors        map[string]*sandbox.Vendor
+	mux            *http.ServeMux
+	log            *slog.Logger
 
 	callbackURL     string
 	pollInterval    time.Duration
@@ -61,8 +65,15 @@ type Server struct {
 	httpClient      *http.Client
 
 	mu         sync.Mutex
-	pending    map[payoutKey]*sandbox.Vendor // accepted, not yet seen final
-	deliveries map[payoutKey]*delivery       // callbacks not yet accepted
+	pending    map[payoutKey]*watched  // accepted, not yet settled
+	deliveries map[payoutKey]*delivery // callbacks not yet accepted
+}
+
+// watched is a payout the callback loop asks about until it is settled
+// (final, and not to be returned later), with the last status reported.
+type watched struct {
+	vendor   *sandbox.Vendor
+	reported vendors.PayoutStatus
 }
 
 type payoutKey struct{ vendor, reference string }
@@ -75,8 +86,8 @@ type delivery struct {
 
 // NewServer returns a Server for both sandbox vendors.
 func NewServer(o ServerOptions) (*Server, error) {
-	if o.Secret == "" {
-		return nil, errors.New("vendorsim: a secret is required")
+	if err := (Secrets{Token: o.Token, CallbackSecret: o.CallbackSecret}).check(); err != nil {
+		return nil, err
 	}
 	if o.PollInterval <= 0 {
 		o.PollInterval = 250 * time.Millisecond
@@ -94,7 +105,8 @@ func NewServer(o ServerOptions) (*Server, error) {
 		o.Logger = slog.Default()
 	}
 	s := &Server{
-		secret: o.Secret,
+		token:          o.Token,
+		callbackSecret: o.CallbackSecret,
 		vendors: map[string]*sandbox.Vendor{
 			sandbox.SimBank:   sandbox.NewSimBank(o.Sandbox),
 			sandbox.SimWallet: sandbox.NewSimWallet(o.Sandbox),
@@ -107,7 +119,7 @@ func NewServer(o ServerOptions) (*Server, error) {
 		maxAttempts:     o.MaxAttempts,
 		callbackTimeout: o.CallbackTimeout,
 		httpClient:      &http.Client{Timeout: o.CallbackTimeout},
-		pending:         map[payoutKey]*sandbox.Vendor{},
+		pending:         map[payoutKey]*watched{},
 		deliveries:      map[payoutKey]*delivery{},
 	}
 	s.mux.HandleFunc("GET /v1/{vendor}/banks", s.withVendor(s.banks))
@@ -122,11 +134,11 @@ func NewServer(o ServerOptions) (*Server, error) {
 }
 
 // ServeHTTP implements http.Handler: every request must carry the bearer
-// secret.
+// token.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	want := "Bearer " + s.secret
+	want := "Bearer " + s.token
 	if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte(want)) != 1 {
-		writeError(w, http.StatusUnauthorized, CodeUnauthorized, "missing or wrong bearer secret", "")
+		writeError(w, http.StatusUnauthorized, CodeUnauthorized, "missing or wrong bearer token", "")
 		return
 	}
 	s.mux.ServeHTTP(w, r)
@@ -200,7 +212,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, v *sandbox.Vendo
 	})
 	if errors.Is(err, sandbox.ErrAnswerLost) {
 		// Accepted and recorded, but the caller never hears so.
-		s.track(v, req.Reference)
+		s.track(r.Context(), v, req.Reference, "")
 		s.log.InfoContext(r.Context(), "vendorsim dropped the answer to a first submit",
 			slog.String("vendor", v.Name()), slog.String("reference", req.Reference))
 		dropConnection(w)
@@ -210,9 +222,8 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, v *sandbox.Vendo
 		s.writeVendorError(w, r, err)
 		return
 	}
-	if res.Status == vendors.PayoutPending {
-		s.track(v, res.Reference)
-	}
+	// The caller hears this answer; what changes later is called back.
+	s.track(r.Context(), v, res.Reference, res.Status)
 	s.writePayout(w, r, v, res)
 }
 
@@ -246,7 +257,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, v *sandbox.Ven
 		return
 	}
 	// Reported now, whether or not this server saw it accepted.
-	s.finished(v.Name(), res)
+	s.finished(r.Context(), v, res)
 	s.writePayout(w, r, v, res)
 }
 
@@ -324,28 +335,57 @@ func writeError(w http.ResponseWriter, status int, code, msg, reason string) {
 	writeJSON(w, status, errorBody{Error: msg, Code: code, Reason: reason})
 }
 
-// track remembers an accepted payout until the callback loop sees it final.
-func (s *Server) track(v *sandbox.Vendor, reference string) {
+// track remembers an accepted payout, whose caller was told answered
+// (PENDING, or a final status; "" when the answer was lost), until the
+// callback loop sees it settled.
+func (s *Server) track(ctx context.Context, v *sandbox.Vendor, reference string, answered vendors.PayoutStatus) {
 	if s.callbackURL == "" {
 		return
 	}
+	if answered.Final() {
+		if settled, err := v.Settled(ctx, reference); err == nil && settled {
+			return
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.pending[payoutKey{v.Name(), reference}] = v
+	key := payoutKey{v.Name(), reference}
+	if s.pending[key] == nil {
+		s.pending[key] = &watched{vendor: v}
+	}
+	if answered.Final() {
+		s.pending[key].reported = answered
+	}
 }
 
-// finished queues the callback for a final payout (replacing one not yet
-// delivered) and stops watching it.
-func (s *Server) finished(vendor string, res vendors.PayoutResult) {
-	if s.callbackURL == "" || res.Status == vendors.PayoutPending {
+// finished queues the callback for a payout's new final status (replacing
+// one not yet delivered). A payout is watched until it is settled: a paid
+// 1000000008 is reported again when it is returned.
+func (s *Server) finished(ctx context.Context, v *sandbox.Vendor, res vendors.PayoutResult) {
+	if s.callbackURL == "" || !res.Status.Final() {
 		return
 	}
+	settled, err := v.Settled(ctx, res.Reference)
+	if err != nil {
+		settled = false // asked again on the next round
+	}
 	body, _ := json.Marshal(callbackBody{Reference: res.Reference, Status: string(res.Status), FailureReason: res.FailureReason})
-	key := payoutKey{vendor, res.Reference}
+	key := payoutKey{v.Name(), res.Reference}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.pending, key)
-	s.deliveries[key] = &delivery{body: body}
+	w := s.pending[key]
+	if w == nil {
+		w = &watched{vendor: v}
+	}
+	if w.reported != res.Status {
+		w.reported = res.Status
+		s.deliveries[key] = &delivery{body: body}
+	}
+	if settled {
+		delete(s.pending, key)
+	} else {
+		s.pending[key] = w
+	}
 }
 
 // Run delivers callbacks until ctx is done: every PollInterval it asks the
@@ -373,8 +413,8 @@ func (s *Server) Run(ctx context.Context) error {
 func (s *Server) pollPending(ctx context.Context) {
 	s.mu.Lock()
 	watch := make(map[payoutKey]*sandbox.Vendor, len(s.pending))
-	for k, v := range s.pending {
-		watch[k] = v
+	for k, w := range s.pending {
+		watch[k] = w.vendor
 	}
 	s.mu.Unlock()
 	for k, v := range watch {
@@ -386,7 +426,7 @@ func (s *Server) pollPending(ctx context.Context) {
 			}
 			continue
 		}
-		s.finished(k.vendor, res)
+		s.finished(ctx, v, res)
 	}
 }
 
@@ -452,7 +492,7 @@ func (s *Server) deliver(ctx context.Context, vendor string, body []byte) error 
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(SignatureHeader, signature.Sign(s.secret, body, time.Now()))
+	req.Header.Set(SignatureHeader, signature.Sign(s.callbackSecret, body, time.Now()))
 	resp, err := s.httpClient.Do(req)
 	if err != nil {
 		return err

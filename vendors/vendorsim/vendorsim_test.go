@@ -24,7 +24,23 @@ import (
 	"github.com/payoutd/payoutd/vendors/vendorsim"
 )
 
-const secret = "4f1c0a7e2b9d8c6e5a3f1b0d9c8e7a6b5f4e3d2c1b0a9f8e7d6c5b4a3f2e1d0c"
+// The bearer token and the callback key: two secrets.
+const (
+	secret         = "4f1c0a7e2b9d8c6e5a3f1b0d9c8e7a6b5f4e3d2c1b0a9f8e7d6c5b4a3f2e1d0c"
+	callbackSecret = "0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e"
+)
+
+var secrets = vendorsim.Secrets{Token: secret, CallbackSecret: callbackSecret}
+
+// newClient is vendorsim.NewClient that fails the test on an error.
+func newClient(t *testing.T, base, vendor string, s vendorsim.Secrets, o vendorsim.ClientOptions) *vendorsim.Client {
+	t.Helper()
+	c, err := vendorsim.NewClient(base, vendor, s, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
 
 // fast retries keep the tests quick; the timeout is the default's.
 var clientOpts = vendorsim.ClientOptions{RetryBackoff: time.Millisecond}
@@ -32,8 +48,8 @@ var clientOpts = vendorsim.ClientOptions{RetryBackoff: time.Millisecond}
 // startServer serves a vendorsim Server on a real socket.
 func startServer(t *testing.T, o vendorsim.ServerOptions) (*vendorsim.Server, *httptest.Server) {
 	t.Helper()
-	if o.Secret == "" {
-		o.Secret = secret
+	if o.Token == "" {
+		o.Token, o.CallbackSecret = secret, callbackSecret
 	}
 	srv, err := vendorsim.NewServer(o)
 	if err != nil {
@@ -60,7 +76,10 @@ func runLoop(t *testing.T, srv *vendorsim.Server) {
 
 func pairOver(t *testing.T, o sandbox.Options) sandboxtest.Pair {
 	_, ts := startServer(t, vendorsim.ServerOptions{Sandbox: o})
-	reg := vendorsim.NewRegistry(ts.URL, secret, clientOpts)
+	reg, err := vendorsim.NewRegistry(ts.URL, secrets, clientOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
 	bank, _ := reg.Get(sandbox.SimBank)
 	wallet, _ := reg.Get(sandbox.SimWallet)
 	return sandboxtest.Pair{SimBank: bank.(*vendorsim.Client), SimWallet: wallet.(*vendorsim.Client)}
@@ -105,8 +124,8 @@ func TestLostAnswerThenStatusShowsItAccepted(t *testing.T) {
 func TestWrongSecretIsRefused(t *testing.T) {
 	t.Parallel()
 	_, ts := startServer(t, vendorsim.ServerOptions{})
-	for _, wrong := range []string{"", "nope", strings.ToUpper(secret), secret + "x"} {
-		c := vendorsim.NewClient(ts.URL, sandbox.SimBank, wrong, clientOpts)
+	for _, wrong := range []string{"nope", strings.ToUpper(secret), secret + "x", callbackSecret} {
+		c := newClient(t, ts.URL, sandbox.SimBank, vendorsim.Secrets{Token: wrong, CallbackSecret: "cb"}, clientOpts)
 		if _, err := c.Banks(context.Background()); !errors.Is(err, vendorsim.ErrUnauthorized) {
 			t.Errorf("Banks with secret %q: %v, want ErrUnauthorized", wrong, err)
 		}
@@ -115,7 +134,7 @@ func TestWrongSecretIsRefused(t *testing.T) {
 			t.Errorf("Submit with secret %q: %v, want ErrUnauthorized", wrong, err)
 		}
 	}
-	good := vendorsim.NewClient(ts.URL, sandbox.SimBank, secret, clientOpts)
+	good := newClient(t, ts.URL, sandbox.SimBank, secrets, clientOpts)
 	if n, err := good.SubmitCalls(context.Background(), "r"); err != nil || n != 0 {
 		t.Errorf("a refused submit was counted: %d, %v", n, err)
 	}
@@ -237,7 +256,7 @@ func TestSubmitIsNeverRetriedReadsAre(t *testing.T) {
 		}}
 		ts := httptest.NewServer(f)
 		defer ts.Close()
-		c := vendorsim.NewClient(ts.URL, "simbank", secret, clientOpts)
+		c := newClient(t, ts.URL, "simbank", secrets, clientOpts)
 		if _, err := c.Submit(ctx, p); !errors.Is(err, vendors.ErrUnavailable) {
 			t.Errorf("Submit on 502 = %v, want ErrUnavailable", err)
 		}
@@ -259,7 +278,7 @@ func TestSubmitIsNeverRetriedReadsAre(t *testing.T) {
 		}}
 		ts := httptest.NewServer(f)
 		defer ts.Close()
-		c := vendorsim.NewClient(ts.URL, "simbank", secret, clientOpts)
+		c := newClient(t, ts.URL, "simbank", secrets, clientOpts)
 		if _, err := c.Banks(ctx); !errors.Is(err, vendors.ErrUnavailable) {
 			t.Errorf("Banks = %v, want ErrUnavailable", err)
 		}
@@ -275,7 +294,7 @@ func TestSubmitIsNeverRetriedReadsAre(t *testing.T) {
 		}}
 		ts := httptest.NewServer(f)
 		defer ts.Close()
-		c := vendorsim.NewClient(ts.URL, "simbank", secret, clientOpts)
+		c := newClient(t, ts.URL, "simbank", secrets, clientOpts)
 		if _, err := c.Status(ctx, "r"); !errors.Is(err, vendors.ErrUnknownPayout) {
 			t.Errorf("Status = %v, want ErrUnknownPayout", err)
 		}
@@ -299,7 +318,7 @@ func TestSubmitIsNeverRetriedReadsAre(t *testing.T) {
 		ts := httptest.NewServer(f)
 		defer ts.Close()
 		defer close(release)
-		c := vendorsim.NewClient(ts.URL, "simbank", secret, vendorsim.ClientOptions{Timeout: 50 * time.Millisecond, RetryBackoff: time.Millisecond})
+		c := newClient(t, ts.URL, "simbank", secrets, vendorsim.ClientOptions{Timeout: 50 * time.Millisecond, RetryBackoff: time.Millisecond})
 		if _, err := c.Submit(ctx, p); !errors.Is(err, vendors.ErrUnavailable) {
 			t.Errorf("Submit timing out = %v, want ErrUnavailable", err)
 		}
@@ -317,7 +336,7 @@ func TestSubmitIsNeverRetriedReadsAre(t *testing.T) {
 		}}
 		ts := httptest.NewServer(f)
 		defer ts.Close()
-		c := vendorsim.NewClient(ts.URL, "simbank", secret, clientOpts)
+		c := newClient(t, ts.URL, "simbank", secrets, clientOpts)
 		if _, err := c.Submit(ctx, p); !errors.Is(err, vendors.ErrUnavailable) {
 			t.Errorf("Submit answered with an unknown status = %v, want ErrUnavailable", err)
 		}
@@ -406,8 +425,8 @@ func TestCallbacks(t *testing.T) {
 		CallbackURL: recv.URL + "/vendor-callbacks/", PollInterval: 5 * time.Millisecond, RetryBackoff: 5 * time.Millisecond,
 	})
 	runLoop(t, srv)
-	bank := vendorsim.NewClient(ts.URL, sandbox.SimBank, secret, clientOpts)
-	wallet := vendorsim.NewClient(ts.URL, sandbox.SimWallet, secret, clientOpts)
+	bank := newClient(t, ts.URL, sandbox.SimBank, secrets, clientOpts)
+	wallet := newClient(t, ts.URL, sandbox.SimWallet, secrets, clientOpts)
 	submit := func(c *vendorsim.Client, ref, code, account string) {
 		t.Helper()
 		_, err := c.Submit(ctx, vendors.Payout{Reference: ref, BankCode: code, AccountNo: account, TransferType: models.BIFAST, Amount: models.Rupiah(97_500)})
@@ -420,6 +439,7 @@ func TestCallbacks(t *testing.T) {
 	submit(bank, "lost", "bca", sandbox.AccountFirstSubmitLost)
 	submit(bank, "by-hand", "bca", sandbox.AccountStaysRequested)
 	submit(wallet, "wallet-ok", "ovo", "081234567890")
+	submit(bank, "returns", "bca", sandbox.AccountReturnedLater)
 
 	if err := bank.Complete(ctx, "by-hand", vendors.PayoutFailed, "operator said so"); err != nil {
 		t.Fatal(err)
@@ -436,6 +456,7 @@ func TestCallbacks(t *testing.T) {
 		"lost":      {Reference: "lost", Status: vendors.PayoutSuccess},
 		"by-hand":   {Reference: "by-hand", Status: vendors.PayoutFailed, FailureReason: "operator said so"},
 		"wallet-ok": {Reference: "wallet-ok", Status: vendors.PayoutSuccess},
+		"returns":   {Reference: "returns", Status: vendors.PayoutSuccess},
 	}
 	got = rc.waitFor(t, "every callback", func(got []callback) bool {
 		for ref := range want {
@@ -466,6 +487,17 @@ func TestCallbacks(t *testing.T) {
 			t.Errorf("%s: body %s, want exactly reference, status, failure_reason", ref, cb.body)
 		}
 	}
+	// 1000000008 is returned by the bank CompleteAfter after it was paid:
+	// a second callback, RETURNED with the reason; the status says so too.
+	clock.Advance(2 * time.Second)
+	got = rc.waitFor(t, "the return of 1000000008", forReference("returns", 2))
+	wantReturn := vendors.PayoutResult{Reference: "returns", Status: vendors.PayoutReturned, FailureReason: sandbox.ReturnReason}
+	if res, err := bank.ParseCallback(lastFor(got, "returns").header, lastFor(got, "returns").body, time.Now()); err != nil || res != wantReturn {
+		t.Errorf("return callback: %+v, %v; want %+v", res, err, wantReturn)
+	}
+	if res, err := bank.Status(ctx, "returns"); err != nil || res != wantReturn {
+		t.Errorf("Status after the return: %+v, %v", res, err)
+	}
 	// Completing 1000000005 by hand, however late, sends its callback.
 	submit(wallet, "stays-5", "bri", sandbox.AccountStaysRequested)
 	clock.Advance(24 * time.Hour)
@@ -480,7 +512,7 @@ func TestCallbacks(t *testing.T) {
 
 func TestParseCallbackRejectsForgeries(t *testing.T) {
 	t.Parallel()
-	c := vendorsim.NewClient("http://127.0.0.1:1", sandbox.SimBank, secret, clientOpts)
+	c := newClient(t, "http://127.0.0.1:1", sandbox.SimBank, secrets, clientOpts)
 	body := []byte(`{"reference":"r","status":"SUCCESS","failure_reason":""}`)
 	now := time.Now()
 	signed := func(b []byte, at time.Time, key string) http.Header {
@@ -488,10 +520,10 @@ func TestParseCallbackRejectsForgeries(t *testing.T) {
 		h.Set(vendorsim.SignatureHeader, signature.Sign(key, b, at))
 		return h
 	}
-	if res, err := c.ParseCallback(signed(body, now, secret), body, now); err != nil || res.Status != vendors.PayoutSuccess || res.Reference != "r" {
+	if res, err := c.ParseCallback(signed(body, now, callbackSecret), body, now); err != nil || res.Status != vendors.PayoutSuccess || res.Reference != "r" {
 		t.Fatalf("genuine callback: %+v, %v", res, err)
 	}
-	hv := signature.Sign(secret, body, now)
+	hv := signature.Sign(callbackSecret, body, now)
 	i := strings.Index(hv, "v1=") + len("v1=")
 	header := func(v string) http.Header {
 		h := http.Header{}
@@ -505,12 +537,15 @@ func TestParseCallbackRejectsForgeries(t *testing.T) {
 		body   []byte
 		now    time.Time
 	}{
-		{"tampered body", signed(body, now, secret), []byte(`{"reference":"r","status":"FAILED","failure_reason":""}`), now},
-		{"body with a byte added", signed(body, now, secret), append(append([]byte(nil), body...), ' '), now},
-		{"stale timestamp", signed(body, now.Add(-5*time.Minute-time.Second), secret), body, now},
-		{"future timestamp", signed(body, now.Add(5*time.Minute+time.Second), secret), body, now},
-		{"checked later than 5 minutes", signed(body, now, secret), body, now.Add(6 * time.Minute)},
+		{"tampered body", signed(body, now, callbackSecret), []byte(`{"reference":"r","status":"FAILED","failure_reason":""}`), now},
+		{"body with a byte added", signed(body, now, callbackSecret), append(append([]byte(nil), body...), ' '), now},
+		{"stale timestamp", signed(body, now.Add(-5*time.Minute-time.Second), callbackSecret), body, now},
+		{"future timestamp", signed(body, now.Add(5*time.Minute+time.Second), callbackSecret), body, now},
+		{"checked later than 5 minutes", signed(body, now, callbackSecret), body, now.Add(6 * time.Minute)},
 		{"other secret", signed(body, now, strings.Repeat("0", 64)), body, now},
+		// The bearer token is not the callback key: a client of the vendor
+		// cannot forge its callbacks.
+		{"signed with the bearer token", signed(body, now, secret), body, now},
 		{"no header", http.Header{}, body, now},
 		{"garbage header", header("sig"), body, now},
 		{"v1 only", header(hv[i-len("v1="):]), body, now},
@@ -522,19 +557,19 @@ func TestParseCallbackRejectsForgeries(t *testing.T) {
 		}
 	}
 	// Within the window either side is fine.
-	if _, err := c.ParseCallback(signed(body, now.Add(-4*time.Minute), secret), body, now); err != nil {
+	if _, err := c.ParseCallback(signed(body, now.Add(-4*time.Minute), callbackSecret), body, now); err != nil {
 		t.Errorf("4 minutes old: %v", err)
 	}
 	// A NUL in the failure reason (which PostgreSQL could not store) is
 	// replaced; one in the reference makes the callback malformed.
 	nul := []byte(`{"reference":"r","status":"FAILED","failure_reason":"closed\u0000account"}`)
-	if res, err := c.ParseCallback(signed(nul, now, secret), nul, now); err != nil || res.FailureReason != "closed\uFFFDaccount" {
+	if res, err := c.ParseCallback(signed(nul, now, callbackSecret), nul, now); err != nil || res.FailureReason != "closed\uFFFDaccount" {
 		t.Errorf("failure reason with NUL: %+v, %v", res, err)
 	}
 	// Signed but not a payout result: an error, though not a forgery.
 	for _, b := range []string{`{"reference":"r","status":"PENDING","failure_reason":""}`, `{"reference":"","status":"SUCCESS"}`, `[]`,
 		`{"reference":"r\u0000","status":"SUCCESS"}`} {
-		_, err := c.ParseCallback(signed([]byte(b), now, secret), []byte(b), now)
+		_, err := c.ParseCallback(signed([]byte(b), now, callbackSecret), []byte(b), now)
 		if err == nil || errors.Is(err, vendors.ErrInvalidCallback) {
 			t.Errorf("signed %s: %v, want a malformed-callback error", b, err)
 		}
@@ -592,7 +627,7 @@ func TestCallbackRetriedUntilAccepted(t *testing.T) {
 		Logger: slog.New(slog.NewJSONHandler(sink, nil)),
 	})
 	runLoop(t, srv)
-	c := vendorsim.NewClient(ts.URL, sandbox.SimBank, secret, clientOpts)
+	c := newClient(t, ts.URL, sandbox.SimBank, secrets, clientOpts)
 	if _, err := c.Submit(context.Background(), vendors.Payout{Reference: "r", BankCode: "bca", AccountNo: sandbox.AccountStaysRequested, TransferType: models.BIFAST, Amount: 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -627,7 +662,7 @@ func TestCallbackGivesUpAfterMaxAttempts(t *testing.T) {
 		Logger: slog.New(slog.NewJSONHandler(sink, nil)),
 	})
 	runLoop(t, srv)
-	c := vendorsim.NewClient(ts.URL, sandbox.SimBank, secret, clientOpts)
+	c := newClient(t, ts.URL, sandbox.SimBank, secrets, clientOpts)
 	if _, err := c.Submit(context.Background(), vendors.Payout{Reference: "r", BankCode: "bca", AccountNo: sandbox.AccountStaysRequested, TransferType: models.BIFAST, Amount: 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -653,5 +688,29 @@ func TestNoCallbackURLNoLoop(t *testing.T) {
 	}
 	if _, err := vendorsim.NewServer(vendorsim.ServerOptions{}); err == nil {
 		t.Error("NewServer without a secret succeeded")
+	}
+}
+
+// The bearer token and the callback key are two secrets: the simulator and
+// the adapter refuse to start without either, or with one secret for both;
+// the token does not open the simulator to a client holding only the
+// callback key.
+func TestTokenAndCallbackSecretAreSeparate(t *testing.T) {
+	t.Parallel()
+	for _, s := range []vendorsim.Secrets{{}, {Token: "t"}, {CallbackSecret: "c"}, {Token: "same", CallbackSecret: "same"}} {
+		if _, err := vendorsim.NewServer(vendorsim.ServerOptions{Token: s.Token, CallbackSecret: s.CallbackSecret}); err == nil {
+			t.Errorf("NewServer with %+v succeeded", s)
+		}
+		if _, err := vendorsim.NewClient("http://127.0.0.1:1", sandbox.SimBank, s, clientOpts); err == nil {
+			t.Errorf("NewClient with %+v succeeded", s)
+		}
+		if _, err := vendorsim.NewRegistry("http://127.0.0.1:1", s, clientOpts); err == nil {
+			t.Errorf("NewRegistry with %+v succeeded", s)
+		}
+	}
+	_, ts := startServer(t, vendorsim.ServerOptions{})
+	swapped := newClient(t, ts.URL, sandbox.SimBank, vendorsim.Secrets{Token: callbackSecret, CallbackSecret: secret}, clientOpts)
+	if _, err := swapped.Banks(context.Background()); !errors.Is(err, vendorsim.ErrUnauthorized) {
+		t.Errorf("the callback key as bearer token: %v, want ErrUnauthorized", err)
 	}
 }

@@ -4,7 +4,7 @@
 // callbacks) is exercised over a real socket.
 //
 // Wire format, under /v1/{vendor} with vendor simbank or simwallet; every
-// request carries "Authorization: Bearer <secret>":
+// request carries "Authorization: Bearer <token>":
 //
 //	GET  banks                        → {"banks":[{"code","name","swift","e_wallet","transfer_types"}]}
 //	POST inquiries                    {"bank_code","account_no","transfer_type"} → {"holder_name"}
@@ -13,15 +13,17 @@
 //	POST payouts/{reference}/complete {"status","reason"} → payout
 //
 // A payout is {"reference","status","failure_reason","submit_calls"}; status
-// is PENDING, SUCCESS or FAILED. Amounts are decimal strings ("97500",
+// is PENDING, SUCCESS, FAILED or RETURNED (paid, then returned by the bank;
+// failure_reason is the return reason). Amounts are decimal strings ("97500",
 // "0.0001"). Errors are {"error":"<message>","code":"<code>"} (plus "reason"
 // for a rejection), with the codes below.
 //
-// When a payout becomes final the server POSTs {"reference","status",
-// "failure_reason"} to <callback URL>/<vendor> with the header
-// x-vendor-signature: t=<unix ms>,v1=<lowercase hex HMAC-SHA256 of
-// t + "." + body keyed by the secret> (package signature), retried with
-// backoff until a 2xx.
+// When a payout becomes final, and again when a paid one is returned, the
+// server POSTs {"reference","status","failure_reason"} to
+// <callback URL>/<vendor> with the header x-vendor-signature: t=<unix
+// ms>,v1=<lowercase hex HMAC-SHA256 of t + "." + body keyed by the callback
+// secret> (package signature), retried with backoff until a 2xx. The token
+// and the callback secret are two different secrets.
 package vendorsim
 
 // Error codes of the wire format.
