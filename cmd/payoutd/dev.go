@@ -94,7 +94,11 @@ func runDev(ctx context.Context, stdout, stderr io.Writer, getenv func(string) s
 	}
 	// One registry for the api and the worker, served at the api's /metrics.
 	m := metrics.New()
-	registry := m.WrapVendors(vendorRegistry(cfg, db))
+	vendorsOfDev, err := vendorRegistry(cfg, db)
+	if err != nil {
+		return err
+	}
+	registry := m.WrapVendors(vendorsOfDev)
 	demo, err := provisionDemo(ctx, admin.Deps{DB: db, Sealer: sealer, Env: cfg.Env, Vendors: registry})
 	if err != nil {
 		return fmt.Errorf("create demo client: %w", err)

@@ -180,11 +180,16 @@ func openBackends(ctx context.Context, cfg config.Config) (*backends, error) {
 		return nil, fmt.Errorf("REDIS_URL: %w", err)
 	}
 	rdb := redis.NewClient(redisOpts)
+	registry, err := vendorRegistry(cfg, db)
+	if err != nil {
+		rdb.Close()
+		return nil, err
+	}
 	taskClient := tasks.NewClient(queue)
 	m := metrics.New()
 	return &backends{
 		db: db, redis: rdb, queue: queue, tasks: taskClient,
-		vendors: m.WrapVendors(vendorRegistry(cfg, db)), metrics: m,
+		vendors: m.WrapVendors(registry), metrics: m,
 		closeAll: func() {
 			taskClient.Close()
 			rdb.Close()
@@ -335,7 +340,12 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		admin.WriteError(stderr, err.Error())
 		return 1
 	}
-	deps := admin.Deps{DB: db, Sealer: sealer, Env: cfg.Env, Vendors: vendorRegistry(cfg, db), LockTTL: cfg.DisbursementLockTTL}
+	registry, err := vendorRegistry(cfg, db)
+	if err != nil {
+		admin.WriteError(stderr, err.Error())
+		return 1
+	}
+	deps := admin.Deps{DB: db, Sealer: sealer, Env: cfg.Env, Vendors: registry, LockTTL: cfg.DisbursementLockTTL}
 	// With Redis configured, what a command sets in motion (an approved
 	// payout's submit, a simulated payment's webhook and settlement) is
 	// enqueued at once; without it the worker's sweeps pick it up.
@@ -386,15 +396,10 @@ func parseUUID(s string) (uuid.UUID, error) { return uuid.Parse(s) }
 // when VENDORSIM_URL is set, otherwise in this process, their accepted
 // payouts kept in the database so that the api, the workers and the admin
 // CLI share them.
-func vendorRegistry(cfg config.Config, db *gorm.DB) vendors.Registry {
+func vendorRegistry(cfg config.Config, db *gorm.DB) (vendors.Registry, error) {
 	if cfg.VendorSimURL != "" {
-		// config.Load refused missing or equal secrets already.
-		r, err := vendorsim.NewRegistry(cfg.VendorSimURL,
+		return vendorsim.NewRegistry(cfg.VendorSimURL,
 			vendorsim.Secrets{Token: cfg.VendorSimToken, CallbackSecret: cfg.VendorSimCallbackSecret}, vendorsim.ClientOptions{})
-		if err != nil {
-			panic(err)
-		}
-		return r
 	}
-	return sandbox.Registry(sandbox.Options{CompleteAfter: cfg.SandboxCompleteAfter, Store: sandbox.NewDBStore(db)})
+	return sandbox.Registry(sandbox.Options{CompleteAfter: cfg.SandboxCompleteAfter, Store: sandbox.NewDBStore(db)}), nil
 }
