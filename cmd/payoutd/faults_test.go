@@ -52,9 +52,12 @@ type stack struct {
 	simURL   string
 	apiURL   string
 	sealer   *credentials.Sealer
-	svc      *payouts.Service
-	merchant *admin.IssuedCredentials
-	wallet   uuid.UUID
+	// secretsKey is the sealer's key as SECRETS_KEY spells it, for the
+	// admin CLI run against the stack's database.
+	secretsKey string
+	svc        *payouts.Service
+	merchant   *admin.IssuedCredentials
+	wallet     uuid.UUID
 }
 
 type stackOptions struct {
@@ -110,6 +113,7 @@ func newStack(t *testing.T, o stackOptions) *stack {
 	key := make([]byte, 32)
 	rand.Read(key)
 	s.sealer, _ = credentials.NewSealer(key)
+	s.secretsKey = hex.EncodeToString(key)
 	registry, err := vendorsim.NewRegistry(s.simURL, vendorsim.Secrets{Token: simSecret, CallbackSecret: simCallbackSecret},
 		vendorsim.ClientOptions{Timeout: 2 * time.Second})
 	if err != nil {

@@ -68,7 +68,7 @@ func TestContradictingVendorResultIsRecordedNotApplied(t *testing.T) {
 		done <- worker.Run(ctx, worker.Deps{DB: s.db, Redis: opt, Payouts: s.svc, QueuePrefix: prefix, Concurrency: 4})
 	}()
 	t.Cleanup(func() { cancel(); <-done })
-	c := &cli{t: t, env: map[string]string{"DATABASE_URL": s.dbURL, "SECRETS_KEY": testSecretsKey, "APP_ENV": "staging"}}
+	c := &cli{t: t, env: map[string]string{"DATABASE_URL": s.dbURL, "SECRETS_KEY": s.secretsKey, "APP_ENV": "staging"}}
 
 	ids := map[string]string{}
 	for _, account := range []string{"1234567890", sandbox.AccountFailsLater} {
