@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/google/uuid"
+
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/payments"
 )
@@ -85,21 +87,18 @@ func toPaymentRecord(p *models.Payment) PaymentRecord {
 	return r
 }
 
-func paymentID(fs *flag.FlagSet, args []string) (string, error) {
+// paymentID parses the one flag of the payment commands, --id.
+func paymentID(fs *flag.FlagSet, args []string) (uuid.UUID, error) {
 	raw := fs.String("id", "", "")
 	if err := parse(fs, args); err != nil {
-		return "", err
+		return uuid.Nil, err
 	}
-	return *raw, nil
+	return requireID("id", *raw)
 }
 
 // runPaymentShow prints a payment as stored.
 func runPaymentShow(ctx context.Context, d Deps, fs *flag.FlagSet, args []string) (any, error) {
-	raw, err := paymentID(fs, args)
-	if err != nil {
-		return nil, err
-	}
-	id, err := requireID("id", raw)
+	id, err := paymentID(fs, args)
 	if err != nil {
 		return nil, err
 	}
@@ -113,11 +112,7 @@ func runPaymentShow(ctx context.Context, d Deps, fs *flag.FlagSet, args []string
 // runPaymentSettle retries a refused settlement once its cause is
 // resolved (the wallet has room again, say) and prints the payment.
 func runPaymentSettle(ctx context.Context, d Deps, fs *flag.FlagSet, args []string) (any, error) {
-	raw, err := paymentID(fs, args)
-	if err != nil {
-		return nil, err
-	}
-	id, err := requireID("id", raw)
+	id, err := paymentID(fs, args)
 	if err != nil {
 		return nil, err
 	}
