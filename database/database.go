@@ -3,7 +3,9 @@
 // migrations of each dialect (goose, embedded in the binary).
 //
 // Both dialects carry the same schema: migrations/postgres and
-// migrations/sqlite hold the same versions, which a test checks.
+// migrations/sqlite hold the same versions (TestDialectsHaveTheSameMigrations)
+// and, once migrated, the same tables, columns, indexes and constraints
+// (TestSchemaParity, which also says why SQLite keeps its own files).
 package database
 
 import (
