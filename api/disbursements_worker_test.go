@@ -25,11 +25,12 @@ import (
 
 // workerSetup is a worker-driven environment. The create waits long for
 // the worker's first outcome: a slow machine must not turn REQUESTED
-// answers into VERIFIED ones.
+// answers into VERIFIED ones. (15 s was seen to run out on SQLite with both
+// cores saturated; a passing create returns as soon as the outcome is in.)
 func workerSetup(t *testing.T, o payoutSetup) *payoutEnv {
 	o.worker = true
 	if o.submitWait == 0 {
-		o.submitWait = 15 * time.Second
+		o.submitWait = 45 * time.Second
 	}
 	return setupPayouts(t, o)
 }
