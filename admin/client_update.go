@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/payoutd/payoutd/credentials"
+	"github.com/payoutd/payoutd/internal/credentials"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/webhooks"
 )

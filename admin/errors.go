@@ -4,8 +4,8 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/payoutd/payoutd/database"
-	"github.com/payoutd/payoutd/logging"
+	"github.com/payoutd/payoutd/internal/database"
+	"github.com/payoutd/payoutd/internal/logging"
 )
 
 // Operator messages for failures of the database itself. A command's answer

@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"github.com/payoutd/payoutd/credentials"
+	"github.com/payoutd/payoutd/internal/credentials"
 	"github.com/payoutd/payoutd/ledger"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/payments"

@@ -16,7 +16,7 @@ import (
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/payoutd/payoutd/config"
+	"github.com/payoutd/payoutd/internal/config"
 )
 
 // Operators' answers: the routes under /ops, /debug and /metrics are not

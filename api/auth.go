@@ -12,7 +12,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/payoutd/payoutd/credentials"
+	"github.com/payoutd/payoutd/internal/credentials"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/signature"
 )

@@ -8,8 +8,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/payoutd/payoutd/admin"
-	"github.com/payoutd/payoutd/authcache"
-	"github.com/payoutd/payoutd/config"
+	"github.com/payoutd/payoutd/internal/authcache"
+	"github.com/payoutd/payoutd/internal/config"
 	"github.com/payoutd/payoutd/vendors/sandbox"
 )
 

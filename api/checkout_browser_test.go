@@ -18,7 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/google/uuid"
 
-	"github.com/payoutd/payoutd/config"
+	"github.com/payoutd/payoutd/internal/config"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/payments"
 	"github.com/payoutd/payoutd/vendors"

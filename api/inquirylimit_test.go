@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/payoutd/payoutd/config"
+	"github.com/payoutd/payoutd/internal/config"
 	"github.com/payoutd/payoutd/models"
 )
 

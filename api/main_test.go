@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/payoutd/payoutd/logging"
+	"github.com/payoutd/payoutd/internal/logging"
 )
 
 func TestMain(m *testing.M) {

@@ -8,8 +8,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/payoutd/payoutd/config"
-	"github.com/payoutd/payoutd/metrics/metricstest"
+	"github.com/payoutd/payoutd/internal/config"
+	"github.com/payoutd/payoutd/internal/metrics/metricstest"
 )
 
 // Requests are counted by route pattern, never by raw path: two wallets'

@@ -11,8 +11,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/payoutd/payoutd/logging"
-	"github.com/payoutd/payoutd/metrics"
+	"github.com/payoutd/payoutd/internal/logging"
+	"github.com/payoutd/payoutd/internal/metrics"
 )
 
 // A caller's X-Request-Id is kept when it is short and plain; otherwise

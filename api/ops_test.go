@@ -12,8 +12,8 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/payoutd/payoutd/config"
-	"github.com/payoutd/payoutd/testenv"
+	"github.com/payoutd/payoutd/internal/config"
+	"github.com/payoutd/payoutd/internal/testenv"
 )
 
 // testAdminPassword is long enough for the configuration's rule.

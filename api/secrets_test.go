@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/payoutd/payoutd/logging"
+	"github.com/payoutd/payoutd/internal/logging"
 )
 
 // A database writer who swaps two clients' sealed signing secrets must not

@@ -7,7 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/payoutd/payoutd/config"
+	"github.com/payoutd/payoutd/internal/config"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/signature"
 )

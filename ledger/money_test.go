@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/payoutd/payoutd/database"
+	"github.com/payoutd/payoutd/internal/database"
+	"github.com/payoutd/payoutd/internal/testenv"
 	"github.com/payoutd/payoutd/ledger"
 	"github.com/payoutd/payoutd/models"
-	"github.com/payoutd/payoutd/testenv"
 )
 
 // testNow is the callers' clock in these tests, far from the wall clock.

@@ -10,11 +10,11 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"github.com/payoutd/payoutd/database"
+	"github.com/payoutd/payoutd/internal/database"
+	"github.com/payoutd/payoutd/internal/testenv"
 	"github.com/payoutd/payoutd/ledger"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/payouts"
-	"github.com/payoutd/payoutd/testenv"
 	"github.com/payoutd/payoutd/vendors"
 	"github.com/payoutd/payoutd/vendors/sandbox"
 )

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payoutd/payoutd/internal/testenv"
 	"github.com/payoutd/payoutd/models"
-	"github.com/payoutd/payoutd/testenv"
 )
 
 // FindClientWallet scans its row by hand: it must read every column as

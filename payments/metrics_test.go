@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/payoutd/payoutd/metrics"
-	"github.com/payoutd/payoutd/metrics/metricstest"
+	"github.com/payoutd/payoutd/internal/metrics"
+	"github.com/payoutd/payoutd/internal/metrics/metricstest"
 	"github.com/payoutd/payoutd/vendors"
 )
 

@@ -5,11 +5,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/payoutd/payoutd/config"
+	"github.com/payoutd/payoutd/internal/config"
+	"github.com/payoutd/payoutd/internal/testenv"
 	"github.com/payoutd/payoutd/ledger"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/payments"
-	"github.com/payoutd/payoutd/testenv"
 )
 
 func jakarta(s string) time.Time {

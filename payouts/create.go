@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"github.com/payoutd/payoutd/database"
+	"github.com/payoutd/payoutd/internal/database"
 	"github.com/payoutd/payoutd/models"
 )
 

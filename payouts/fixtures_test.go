@@ -8,9 +8,9 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"github.com/payoutd/payoutd/internal/testenv"
 	"github.com/payoutd/payoutd/ledger"
 	"github.com/payoutd/payoutd/models"
-	"github.com/payoutd/payoutd/testenv"
 )
 
 // fixture is a client with one funded simbank wallet on a test database.

@@ -6,8 +6,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/payoutd/payoutd/metrics"
-	"github.com/payoutd/payoutd/metrics/metricstest"
+	"github.com/payoutd/payoutd/internal/metrics"
+	"github.com/payoutd/payoutd/internal/metrics/metricstest"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/vendors"
 	"github.com/payoutd/payoutd/vendors/sandbox"

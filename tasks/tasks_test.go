@@ -8,8 +8,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 
+	"github.com/payoutd/payoutd/internal/testenv"
 	"github.com/payoutd/payoutd/tasks"
-	"github.com/payoutd/payoutd/testenv"
 )
 
 // Enqueueing the same work twice (a create retried, a webhook enqueued by

@@ -17,11 +17,11 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/payoutd/payoutd/admin"
-	"github.com/payoutd/payoutd/credentials"
+	"github.com/payoutd/payoutd/internal/credentials"
+	"github.com/payoutd/payoutd/internal/testenv"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/payouts"
 	"github.com/payoutd/payoutd/tasks"
-	"github.com/payoutd/payoutd/testenv"
 	"github.com/payoutd/payoutd/vendors/sandbox"
 	"github.com/payoutd/payoutd/webhooks"
 )

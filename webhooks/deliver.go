@@ -13,8 +13,8 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"github.com/payoutd/payoutd/credentials"
-	"github.com/payoutd/payoutd/metrics"
+	"github.com/payoutd/payoutd/internal/credentials"
+	"github.com/payoutd/payoutd/internal/metrics"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/signature"
 )

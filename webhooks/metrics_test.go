@@ -13,11 +13,11 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/payoutd/payoutd/admin"
-	"github.com/payoutd/payoutd/credentials"
-	"github.com/payoutd/payoutd/metrics"
-	"github.com/payoutd/payoutd/metrics/metricstest"
+	"github.com/payoutd/payoutd/internal/credentials"
+	"github.com/payoutd/payoutd/internal/metrics"
+	"github.com/payoutd/payoutd/internal/metrics/metricstest"
+	"github.com/payoutd/payoutd/internal/testenv"
 	"github.com/payoutd/payoutd/models"
-	"github.com/payoutd/payoutd/testenv"
 	"github.com/payoutd/payoutd/vendors/sandbox"
 	"github.com/payoutd/payoutd/webhooks"
 )

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payoutd/payoutd/internal/testenv"
 	"github.com/payoutd/payoutd/payments"
 	"github.com/payoutd/payoutd/payouts"
 	"github.com/payoutd/payoutd/tasks"
-	"github.com/payoutd/payoutd/testenv"
 	"github.com/payoutd/payoutd/vendors/sandbox"
 	"github.com/payoutd/payoutd/worker"
 )

@@ -11,8 +11,8 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/payoutd/payoutd/admin"
-	"github.com/payoutd/payoutd/credentials"
-	"github.com/payoutd/payoutd/database"
+	"github.com/payoutd/payoutd/internal/credentials"
+	"github.com/payoutd/payoutd/internal/database"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/vendors/sandbox"
 )

@@ -14,8 +14,8 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/payoutd/payoutd/api"
-	"github.com/payoutd/payoutd/config"
-	"github.com/payoutd/payoutd/credentials"
+	"github.com/payoutd/payoutd/internal/config"
+	"github.com/payoutd/payoutd/internal/credentials"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/tasks"
 	"github.com/payoutd/payoutd/vendors/sandbox"

@@ -117,7 +117,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/payoutd/payoutd/logging"
+	"github.com/payoutd/payoutd/internal/logging"
 	"github.com/payoutd/payoutd/models"
 )
 

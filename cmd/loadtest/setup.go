@@ -13,7 +13,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/payoutd/payoutd/admin"
-	"github.com/payoutd/payoutd/database"
+	"github.com/payoutd/payoutd/internal/database"
 	"github.com/payoutd/payoutd/vendors/sandbox"
 )
 

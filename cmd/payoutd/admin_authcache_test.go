@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/payoutd/payoutd/authcache"
-	"github.com/payoutd/payoutd/testenv"
+	"github.com/payoutd/payoutd/internal/authcache"
+	"github.com/payoutd/payoutd/internal/testenv"
 )
 
 // With REDIS_URL set, the commands that change a client announce it, so

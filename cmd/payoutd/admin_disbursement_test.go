@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/payoutd/payoutd/database"
+	"github.com/payoutd/payoutd/internal/database"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/payments"
 	"github.com/payoutd/payoutd/payouts"

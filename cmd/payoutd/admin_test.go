@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/payoutd/payoutd/internal/testenv"
 	"github.com/payoutd/payoutd/models"
-	"github.com/payoutd/payoutd/testenv"
 )
 
 const testSecretsKey = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"

@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"github.com/payoutd/payoutd/database"
+	"github.com/payoutd/payoutd/internal/database"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/payments"
 	"github.com/payoutd/payoutd/payouts"

@@ -19,10 +19,10 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/payoutd/payoutd/api"
-	"github.com/payoutd/payoutd/config"
+	"github.com/payoutd/payoutd/internal/config"
+	"github.com/payoutd/payoutd/internal/testenv"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/signature"
-	"github.com/payoutd/payoutd/testenv"
 	"github.com/payoutd/payoutd/vendors/sandbox"
 	"github.com/payoutd/payoutd/webhooks"
 )

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/payoutd/payoutd/internal/testenv"
 	"github.com/payoutd/payoutd/models"
-	"github.com/payoutd/payoutd/testenv"
 )
 
 // Operators (or their scripts) may run several `wallet create` for one new

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payoutd/payoutd/internal/testenv"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/signature"
-	"github.com/payoutd/payoutd/testenv"
 	"github.com/payoutd/payoutd/vendors"
 	"github.com/payoutd/payoutd/vendors/sandbox"
 	"github.com/payoutd/payoutd/vendors/sandbox/sandboxtest"

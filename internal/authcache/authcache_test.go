@@ -9,9 +9,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/payoutd/payoutd/authcache"
+	"github.com/payoutd/payoutd/internal/authcache"
+	"github.com/payoutd/payoutd/internal/testenv"
 	"github.com/payoutd/payoutd/models"
-	"github.com/payoutd/payoutd/testenv"
 )
 
 // clock is a settable clock.

@@ -5,7 +5,7 @@ package metricstest
 import (
 	"testing"
 
-	"github.com/payoutd/payoutd/metrics"
+	"github.com/payoutd/payoutd/internal/metrics"
 )
 
 // Value returns the value of the counter or gauge series name{labels} in

@@ -5,7 +5,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/payoutd/payoutd/testenv"
+	"github.com/payoutd/payoutd/internal/testenv"
 )
 
 // A uuid.UUID parameter reaches the database as that UUID, whether the

@@ -26,7 +26,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
-	"github.com/payoutd/payoutd/database"
+	"github.com/payoutd/payoutd/internal/database"
 )
 
 // DB returns a migrated database of its own for this test, dropped at the end.

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/payoutd/payoutd/database"
-	"github.com/payoutd/payoutd/testenv"
+	"github.com/payoutd/payoutd/internal/database"
+	"github.com/payoutd/payoutd/internal/testenv"
 )
 
 // TestSchemaParity migrates a fresh SQLite database and (with

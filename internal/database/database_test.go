@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/payoutd/payoutd/database"
+	"github.com/payoutd/payoutd/internal/database"
 )
 
 // TestDialectsHaveTheSameMigrations: `payoutd dev` and the tests on SQLite

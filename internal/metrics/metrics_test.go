@@ -11,8 +11,8 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/payoutd/payoutd/internal/testenv"
 	"github.com/payoutd/payoutd/models"
-	"github.com/payoutd/payoutd/testenv"
 	"github.com/payoutd/payoutd/vendors"
 	"github.com/payoutd/payoutd/vendors/sandbox"
 	"github.com/payoutd/payoutd/vendors/vendorsim"

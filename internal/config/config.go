@@ -18,7 +18,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/payoutd/payoutd/credentials"
+	"github.com/payoutd/payoutd/internal/credentials"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/payments"
 )
