@@ -4,14 +4,15 @@
 // accounts are "wallet:<id>"; the other side is a system account
 // (models.AccountAdjustments, AccountPlatformFees, vendor clearing, ...).
 //
-// Reconcile checks the invariants an operator relies on.
+// All SQL that writes wallets' balance or lock, or the ledger, is in
+// wallets.go, with the invariants it keeps. Reconcile checks the
+// invariants an operator relies on.
 package ledger
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -77,9 +78,7 @@ func PostAll(tx *gorm.DB, now time.Time, ps []Posting, releases []Release) ([]uu
 		}
 	}
 	now = now.UTC().Truncate(time.Microsecond)
-	txns := make([]models.LedgerTransaction, len(ps))
 	ids := make([]uuid.UUID, len(ps))
-	var entries []models.LedgerEntry
 	changes := map[uuid.UUID]*walletChange{}
 	change := func(id uuid.UUID) *walletChange {
 		if changes[id] == nil {
@@ -89,9 +88,7 @@ func PostAll(tx *gorm.DB, now time.Time, ps []Posting, releases []Release) ([]uu
 	}
 	for i, p := range ps {
 		ids[i] = models.NewID()
-		txns[i] = models.LedgerTransaction{ID: ids[i], Kind: p.Kind, Memo: p.Memo, Reference: p.Reference, CreatedAt: now}
 		for _, e := range p.Entries {
-			entries = append(entries, models.LedgerEntry{TransactionID: ids[i], Account: e.Account, Amount: e.Amount, CreatedAt: now})
 			if walletID, ok := walletOf(e.Account); ok {
 				c := change(walletID)
 				var err error
@@ -113,20 +110,10 @@ func PostAll(tx *gorm.DB, now time.Time, ps []Posting, releases []Release) ([]uu
 			return nil, err
 		}
 	}
-	if len(txns) > 0 {
-		if err := tx.Create(&txns).Error; err != nil {
-			return nil, err
-		}
-		if err := tx.Create(&entries).Error; err != nil {
-			return nil, err
-		}
+	if err := insertPostings(tx, now, ids, ps); err != nil {
+		return nil, err
 	}
-	walletIDs := make([]uuid.UUID, 0, len(changes))
-	for id := range changes {
-		walletIDs = append(walletIDs, id)
-	}
-	slices.SortFunc(walletIDs, func(a, b uuid.UUID) int { return strings.Compare(a.String(), b.String()) })
-	for _, id := range walletIDs {
+	for _, id := range inIDOrder(changes) {
 		if err := changes[id].apply(tx, id, now); err != nil {
 			return nil, err
 		}
@@ -179,40 +166,6 @@ func (c walletChange) check(id uuid.UUID) error {
 		return fmt.Errorf("release lock: wallet %s: %s is not a lock", id, c.release)
 	}
 	return nil
-}
-
-// apply changes the wallet's balance (and lock) in one guarded update:
-// the new balance must stay within ±MaxBalance and the lock cover the
-// release, else nothing changes and the error says which.
-func (c walletChange) apply(tx *gorm.DB, id uuid.UUID, now time.Time) error {
-	lo, hi := int64(-models.MaxBalance), int64(models.MaxBalance)
-	var res *gorm.DB
-	if c.release == 0 {
-		res = tx.Exec(`UPDATE wallets SET balance = balance + ?, updated_at = ? WHERE id = ? AND balance + ? BETWEEN ? AND ?`,
-			int64(c.balance), now, id, int64(c.balance), lo, hi)
-	} else {
-		res = tx.Exec(`UPDATE wallets SET balance = balance + ?, locked = locked - ?, updated_at = ?
-			WHERE id = ? AND locked >= ? AND balance + ? BETWEEN ? AND ?`,
-			int64(c.balance), int64(c.release), now, id, int64(c.release), int64(c.balance), lo, hi)
-	}
-	if res.Error != nil {
-		return res.Error
-	}
-	if res.RowsAffected == 1 {
-		return nil
-	}
-	var w models.Wallet
-	if err := tx.Select("balance", "locked").Where("id = ?", id).Take(&w).Error; err != nil {
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return models.ErrWalletNotFound
-		}
-		return err
-	}
-	if w.Locked < c.release {
-		return fmt.Errorf("release lock: wallet %s holds %s locked, less than %s", id, w.Locked, c.release)
-	}
-	return fmt.Errorf("%w: wallet %s holds %s, a change of %s would make it %s",
-		models.ErrBalanceLimit, id, w.Balance.Fixed4(), c.balance.Fixed4(), (w.Balance + c.balance).Fixed4())
 }
 
 func walletOf(account string) (uuid.UUID, bool) {

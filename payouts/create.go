@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/payoutd/payoutd/internal/database"
+	"github.com/payoutd/payoutd/ledger"
 	"github.com/payoutd/payoutd/models"
 )
 
@@ -207,29 +208,22 @@ func (s *Service) insert(ctx context.Context, d *models.Disbursement) error {
 		if err := tx.Create(d).Error; err != nil {
 			return err
 		}
-		res := tx.Exec(`UPDATE wallets SET locked = locked + ?, updated_at = ?
-		        WHERE id = ? AND state = ? AND balance - locked >= ?`,
-			int64(d.Amount), d.CreatedAt, d.WalletID, models.WalletActive, int64(d.Amount))
-		if res.Error != nil {
-			return res.Error
+		locked, err := ledger.LockFunds(tx, d.WalletID, d.Amount, d.CreatedAt)
+		if err != nil {
+			return err
 		}
-		if res.RowsAffected != 1 {
+		if !locked {
 			return models.ErrInsufficientBalance
 		}
 		return audit(tx, []uuid.UUID{d.ID}, "", []Move{{To: d.Status, Reason: "created"}}, d.CreatedAt)
 	})
 }
 
-// insertOneStatement is insert on PostgreSQL as a single statement (its
-// own transaction): the lock, the row and the audit line in one round
-// trip, and the hot wallet's row lock held only while it runs. Nothing is
-// inserted when the lock is refused; a twin with the same key fails on
-// the unique index and the whole statement, lock included, rolls back.
-func (s *Service) insertOneStatement(ctx context.Context, d *models.Disbursement) error {
-	res := s.db.WithContext(ctx).Exec(`WITH locked AS (
-	        UPDATE wallets SET locked = locked + @amount, updated_at = @now
-	        WHERE id = @wallet AND state = @active AND balance - locked >= @amount
-	        RETURNING id
+// insertOneSQL is insertOneStatement's statement: the ledger's lock of the
+// gross (LockFundsSQL), then the row and its audit line from what it
+// returns.
+var insertOneSQL = `WITH locked AS (
+	        ` + ledger.LockFundsSQL("@amount", "@now", "@wallet", "@active") + `
 	    ), created AS (
 	        INSERT INTO disbursements (id, client_id, wallet_id, idempotency_key, status, amount, platform_fee, net_amount,
 	            currency, transfer_type, bank_code, bank_name, account_no, account_holder_name, memo, reference_id,
@@ -241,7 +235,15 @@ func (s *Service) insertOneStatement(ctx context.Context, d *models.Disbursement
 	        RETURNING id
 	    )
 	    INSERT INTO disbursement_transitions (disbursement_id, from_status, to_status, reason, created_at)
-	    SELECT id, '', @status, 'created', @now FROM created`,
+	    SELECT id, '', @status, 'created', @now FROM created`
+
+// insertOneStatement is insert on PostgreSQL as a single statement (its
+// own transaction): the lock, the row and the audit line in one round
+// trip, and the hot wallet's row lock held only while it runs. Nothing is
+// inserted when the lock is refused; a twin with the same key fails on
+// the unique index and the whole statement, lock included, rolls back.
+func (s *Service) insertOneStatement(ctx context.Context, d *models.Disbursement) error {
+	res := s.db.WithContext(ctx).Exec(insertOneSQL,
 		map[string]any{
 			"id": d.ID, "client": d.ClientID, "wallet": d.WalletID, "key": d.IdempotencyKey, "status": string(d.Status),
 			"amount": int64(d.Amount), "fee": int64(d.PlatformFee), "net": int64(d.NetAmount), "currency": d.Currency,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/payoutd/payoutd/ledger"
 	"github.com/payoutd/payoutd/models"
 )
 
@@ -154,6 +155,33 @@ func (s *Service) writeCreateGroup(group []*insertRequest) {
 	}
 }
 
+// insertManySQL is insertMany's statement: the group as input (one row
+// per create, by unnest of $1..$21), the ledger's locks of the grosses in
+// wallet id order (LockFundsEachSQL: $3 the wallet ids, $22
+// models.WalletActive), then the rows whose lock was taken and their audit
+// lines.
+var insertManySQL = `WITH input AS (
+	        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::bigint[], $7::bigint[],
+	            $8::bigint[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[],
+	            $16::text[], $17::text[], $18::text[], $19::timestamptz[], $20::timestamptz[], $21::timestamptz[])
+	        AS t(id, client_id, wallet_id, idempotency_key, status, amount, platform_fee, net_amount, currency,
+	            transfer_type, bank_code, bank_name, account_no, account_holder_name, memo, reference_id, vendor,
+	            vendor_reference, lock_expires_at, next_check_at, created_at)
+	    ), ` + ledger.LockFundsEachSQL("input", "$3", "$22") + `, created AS (
+	        INSERT INTO disbursements (id, client_id, wallet_id, idempotency_key, status, amount, platform_fee, net_amount,
+	            currency, transfer_type, bank_code, bank_name, account_no, account_holder_name, memo, reference_id,
+	            vendor, vendor_reference, lock_expires_at, submit_attempts, checks, next_check_at, created_at, updated_at)
+	        SELECT i.id, i.client_id, i.wallet_id, i.idempotency_key, i.status, i.amount, i.platform_fee, i.net_amount,
+	            i.currency, i.transfer_type, i.bank_code, i.bank_name, i.account_no, i.account_holder_name, i.memo,
+	            i.reference_id, i.vendor, i.vendor_reference, i.lock_expires_at, 0, 0, i.next_check_at, i.created_at, i.created_at
+	        FROM input i JOIN locked l ON l.id = i.id
+	        RETURNING id, status, created_at
+	    ), audited AS (
+	        INSERT INTO disbursement_transitions (disbursement_id, from_status, to_status, reason, created_at)
+	        SELECT id, '', status, 'created', created_at FROM created
+	    )
+	    SELECT id FROM created`
+
 // insertMany is insertOneStatement for a group of creates on distinct
 // wallets: each wallet's lock is the same conditional update, taken in
 // wallet id order (as the ledger takes them, so the two cannot deadlock),
@@ -179,35 +207,7 @@ func (s *Service) insertMany(ctx context.Context, group []*insertRequest) (map[u
 		amounts[i], fees[i], nets[i] = int64(d.Amount), int64(d.PlatformFee), int64(d.NetAmount)
 		lockExpiries[i], nextChecks[i], createdAt[i] = d.LockExpiresAt, d.NextCheckAt, d.CreatedAt
 	}
-	rows, err := s.creates.sqlDB.QueryContext(ctx, `WITH input AS (
-	        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::bigint[], $7::bigint[],
-	            $8::bigint[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[],
-	            $16::text[], $17::text[], $18::text[], $19::timestamptz[], $20::timestamptz[], $21::timestamptz[])
-	        AS t(id, client_id, wallet_id, idempotency_key, status, amount, platform_fee, net_amount, currency,
-	            transfer_type, bank_code, bank_name, account_no, account_holder_name, memo, reference_id, vendor,
-	            vendor_reference, lock_expires_at, next_check_at, created_at)
-	    ), in_order AS (
-	        SELECT id FROM wallets WHERE id = ANY($3::uuid[]) ORDER BY id FOR NO KEY UPDATE
-	    ), locked AS (
-	        UPDATE wallets w SET locked = w.locked + i.amount, updated_at = i.created_at
-	        FROM input i
-	        WHERE w.id = i.wallet_id AND w.id IN (SELECT id FROM in_order)
-	            AND w.state = $22 AND w.balance - w.locked >= i.amount
-	        RETURNING i.id
-	    ), created AS (
-	        INSERT INTO disbursements (id, client_id, wallet_id, idempotency_key, status, amount, platform_fee, net_amount,
-	            currency, transfer_type, bank_code, bank_name, account_no, account_holder_name, memo, reference_id,
-	            vendor, vendor_reference, lock_expires_at, submit_attempts, checks, next_check_at, created_at, updated_at)
-	        SELECT i.id, i.client_id, i.wallet_id, i.idempotency_key, i.status, i.amount, i.platform_fee, i.net_amount,
-	            i.currency, i.transfer_type, i.bank_code, i.bank_name, i.account_no, i.account_holder_name, i.memo,
-	            i.reference_id, i.vendor, i.vendor_reference, i.lock_expires_at, 0, 0, i.next_check_at, i.created_at, i.created_at
-	        FROM input i JOIN locked l ON l.id = i.id
-	        RETURNING id, status, created_at
-	    ), audited AS (
-	        INSERT INTO disbursement_transitions (disbursement_id, from_status, to_status, reason, created_at)
-	        SELECT id, '', status, 'created', created_at FROM created
-	    )
-	    SELECT id FROM created`,
+	rows, err := s.creates.sqlDB.QueryContext(ctx, insertManySQL,
 		ids, clients, wallets, keys, statuses, amounts, fees, nets, currencies, transferTypes, bankCodes, bankNames,
 		accounts, holders, memos, references, vendorNames, vendorRefs, lockExpiries, nextChecks, createdAt,
 		string(models.WalletActive))

@@ -1,6 +1,7 @@
 package payouts
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -186,32 +187,19 @@ func applyMove(d *models.Disbursement, m Move, now time.Time) {
 }
 
 // releaseLocks gives the gross of each disbursement back to its wallet's
-// available balance: one update per wallet, in wallet id order like the
-// ledger's, so that concurrent batches lock wallets in the same order. The
-// guard keeps a lock from going negative: if it would, the lock invariant
-// is already broken and the whole move is refused.
+// available balance (ledger.ReleaseLocks: one update per wallet, in wallet
+// id order). A lock that would go negative means the lock invariant is
+// already broken: the whole move is refused.
 func releaseLocks(tx *gorm.DB, ds []*models.Disbursement, now time.Time) error {
-	byWallet := map[uuid.UUID]models.Amount{}
-	for _, d := range ds {
-		byWallet[d.WalletID] += d.Amount
+	releases := make([]ledger.Release, len(ds))
+	for i, d := range ds {
+		releases[i] = ledger.Release{WalletID: d.WalletID, Amount: d.Amount}
 	}
-	walletIDs := make([]uuid.UUID, 0, len(byWallet))
-	for id := range byWallet {
-		walletIDs = append(walletIDs, id)
+	err := ledger.ReleaseLocks(tx, releases, now)
+	if short, ok := errors.AsType[*ledger.LockShortError](err); ok {
+		return fmt.Errorf("release lock of %s: wallet %s holds less than %s locked", describe(idsOf(ds)), short.WalletID, short.Amount)
 	}
-	slices.SortFunc(walletIDs, func(a, b uuid.UUID) int { return strings.Compare(a.String(), b.String()) })
-	for _, id := range walletIDs {
-		amount := byWallet[id]
-		res := tx.Exec(`UPDATE wallets SET locked = locked - ?, updated_at = ? WHERE id = ? AND locked >= ?`,
-			int64(amount), now, id, int64(amount))
-		if res.Error != nil {
-			return res.Error
-		}
-		if res.RowsAffected != 1 {
-			return fmt.Errorf("release lock of %s: wallet %s holds less than %s locked", describe(idsOf(ds)), id, amount)
-		}
-	}
-	return nil
+	return err
 }
 
 // postPayouts records paid disbursements: each gross leaves its wallet

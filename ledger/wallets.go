@@ -1,0 +1,189 @@
+// The money SQL. This file is the only place in the repository with SQL
+// that writes wallets.balance or wallets.locked, or inserts into
+// ledger_transactions or ledger_entries (TestMoneySQLStaysInWalletsGo
+// fails otherwise). Whoever moves money calls these functions, or, for a
+// statement that must stay one round trip, composes the fragments below.
+// Every statement here keeps these invariants:
+//
+//   - A wallet's balance changes only together with its ledger entries, in
+//     the same database transaction (PostAll: insertPostings, then apply).
+//     The entries of a posting sum to zero; a wallet's balance is the sum
+//     of its "wallet:<id>" entries (Reconcile checks it).
+//   - locked changes only when a disbursement is created (LockFunds and
+//     its fragments: + gross) or leaves for a terminal status (Release in
+//     PostAll when paid, ReleaseLocks otherwise: − gross). locked is the
+//     sum of the gross of the wallet's open disbursements.
+//   - available = balance − locked is never negative: a lock is a
+//     conditional update (balance − locked >= gross), never
+//     read-then-write, so concurrent creates cannot oversell; a release is
+//     guarded (locked >= amount) so a lock never goes negative.
+//   - balance stays within ±models.MaxBalance: apply's update is guarded
+//     by the bound, and PostAll checks every sum before anything is
+//     written.
+//   - One statement or transaction that updates several wallets updates
+//     them in wallet id order, so that concurrent writers (PostAll,
+//     ReleaseLocks, the grouped create) take the row locks in one order
+//     and do not deadlock.
+
+package ledger
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"github.com/payoutd/payoutd/models"
+)
+
+// insertPostings writes postings ps as ledger transactions ids (in the
+// order of ps) at now, with their entries: one insert of each, in tx, the
+// transaction that also applies the entries to the wallets (PostAll).
+func insertPostings(tx *gorm.DB, now time.Time, ids []uuid.UUID, ps []Posting) error {
+	if len(ps) == 0 {
+		return nil
+	}
+	txns := make([]models.LedgerTransaction, len(ps))
+	var entries []models.LedgerEntry
+	for i, p := range ps {
+		txns[i] = models.LedgerTransaction{ID: ids[i], Kind: p.Kind, Memo: p.Memo, Reference: p.Reference, CreatedAt: now}
+		for _, e := range p.Entries {
+			entries = append(entries, models.LedgerEntry{TransactionID: ids[i], Account: e.Account, Amount: e.Amount, CreatedAt: now})
+		}
+	}
+	if err := tx.Create(&txns).Error; err != nil {
+		return err
+	}
+	return tx.Create(&entries).Error
+}
+
+// apply changes the wallet's balance (and lock) in one guarded update:
+// the new balance must stay within ±MaxBalance and the lock cover the
+// release, else nothing changes and the error says which.
+func (c walletChange) apply(tx *gorm.DB, id uuid.UUID, now time.Time) error {
+	lo, hi := int64(-models.MaxBalance), int64(models.MaxBalance)
+	var res *gorm.DB
+	if c.release == 0 {
+		res = tx.Exec(`UPDATE wallets SET balance = balance + ?, updated_at = ? WHERE id = ? AND balance + ? BETWEEN ? AND ?`,
+			int64(c.balance), now, id, int64(c.balance), lo, hi)
+	} else {
+		res = tx.Exec(`UPDATE wallets SET balance = balance + ?, locked = locked - ?, updated_at = ?
+			WHERE id = ? AND locked >= ? AND balance + ? BETWEEN ? AND ?`,
+			int64(c.balance), int64(c.release), now, id, int64(c.release), int64(c.balance), lo, hi)
+	}
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 1 {
+		return nil
+	}
+	var w models.Wallet
+	if err := tx.Select("balance", "locked").Where("id = ?", id).Take(&w).Error; err != nil {
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return models.ErrWalletNotFound
+		}
+		return err
+	}
+	if w.Locked < c.release {
+		return fmt.Errorf("release lock: wallet %s holds %s locked, less than %s", id, w.Locked, c.release)
+	}
+	return fmt.Errorf("%w: wallet %s holds %s, a change of %s would make it %s",
+		models.ErrBalanceLimit, id, w.Balance.Fixed4(), c.balance.Fixed4(), (w.Balance + c.balance).Fixed4())
+}
+
+// LockFunds locks amount (a disbursement's gross) on the active wallet
+// walletID, in tx, with one conditional update: false, and nothing
+// changed, when the wallet is not active or its available balance does not
+// cover amount. The caller writes the disbursement in the same tx.
+func LockFunds(tx *gorm.DB, walletID uuid.UUID, amount models.Amount, now time.Time) (bool, error) {
+	res := tx.Exec(`UPDATE wallets SET locked = locked + ?, updated_at = ?
+		        WHERE id = ? AND state = ? AND balance - locked >= ?`,
+		int64(amount), now, walletID, models.WalletActive, int64(amount))
+	if res.Error != nil {
+		return false, res.Error
+	}
+	return res.RowsAffected == 1, nil
+}
+
+// LockFundsSQL is LockFunds as a data-modifying statement for PostgreSQL,
+// to be the body of a CTE (WITH locked AS (…)) of a statement that also
+// inserts the disbursement, in one round trip. The arguments are the
+// statement's placeholders for the gross, the time, the wallet id and
+// models.WalletActive. It returns the wallet's id when the lock is taken,
+// no row otherwise.
+func LockFundsSQL(amount, now, wallet, active string) string {
+	return `UPDATE wallets SET locked = locked + ` + amount + `, updated_at = ` + now + `
+	        WHERE id = ` + wallet + ` AND state = ` + active + ` AND balance - locked >= ` + amount + `
+	        RETURNING id`
+}
+
+// LockFundsEachSQL is LockFunds for many disbursements on distinct
+// wallets in one PostgreSQL statement: the text of two CTEs, in_order and
+// locked, to follow the statement's WITH input AS (…), where input (a
+// relation with columns id, wallet_id, amount and created_at) holds one
+// row per disbursement. in_order takes the wallets' row locks in id order
+// (walletIDs is the placeholder of the uuid[] of their ids); locked then
+// takes each lock with the same condition as LockFunds (active is the
+// placeholder of models.WalletActive) and returns the input ids whose lock
+// was taken.
+func LockFundsEachSQL(input, walletIDs, active string) string {
+	return `in_order AS (
+	        SELECT id FROM wallets WHERE id = ANY(` + walletIDs + `::uuid[]) ORDER BY id FOR NO KEY UPDATE
+	    ), locked AS (
+	        UPDATE wallets w SET locked = w.locked + i.amount, updated_at = i.created_at
+	        FROM ` + input + ` i
+	        WHERE w.id = i.wallet_id AND w.id IN (SELECT id FROM in_order)
+	            AND w.state = ` + active + ` AND w.balance - w.locked >= i.amount
+	        RETURNING i.id
+	    )`
+}
+
+// LockShortError is a release of more than the wallet holds locked: the lock
+// invariant is already broken.
+type LockShortError struct {
+	WalletID uuid.UUID
+	Amount   models.Amount // what the release would have taken
+}
+
+func (e *LockShortError) Error() string {
+	return fmt.Sprintf("release lock: wallet %s holds less than %s locked", e.WalletID, e.Amount)
+}
+
+// ReleaseLocks gives locks back to their wallets' available balance
+// without a posting (a disbursement that ends unpaid): one update per
+// wallet with the releases summed, in wallet id order. The guard keeps a
+// lock from going negative: if one would, it returns *LockShortError (the
+// wallets before it are changed; the caller's transaction rolls back).
+func ReleaseLocks(tx *gorm.DB, releases []Release, now time.Time) error {
+	byWallet := map[uuid.UUID]models.Amount{}
+	for _, r := range releases {
+		byWallet[r.WalletID] += r.Amount
+	}
+	for _, id := range inIDOrder(byWallet) {
+		amount := byWallet[id]
+		res := tx.Exec(`UPDATE wallets SET locked = locked - ?, updated_at = ? WHERE id = ? AND locked >= ?`,
+			int64(amount), now, id, int64(amount))
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected != 1 {
+			return &LockShortError{WalletID: id, Amount: amount}
+		}
+	}
+	return nil
+}
+
+// inIDOrder returns the wallet ids of m in the order every writer updates
+// wallets in.
+func inIDOrder[V any](m map[uuid.UUID]V) []uuid.UUID {
+	ids := make([]uuid.UUID, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, func(a, b uuid.UUID) int { return strings.Compare(a.String(), b.String()) })
+	return ids
+}
