@@ -39,7 +39,8 @@ type Deps struct {
 	Queue Queue
 	// Acquirer issues the QRIS of payments and verifies its callbacks.
 	Acquirer vendors.Acquirer
-	// Now is the clock; nil means time.Now. Tests inject one.
+	// Now is the API's clock; nil means time.Now. Tests inject one, and
+	// build Payouts and Payments on the same clock.
 	Now func() time.Time
 	// Metrics counts requests and the services' work and is served at
 	// /metrics to operators; nil disables both.
