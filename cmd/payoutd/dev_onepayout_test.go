@@ -30,7 +30,9 @@ func TestDevModeRunsOnePayoutService(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	env := map[string]string{"HTTP_ADDR": "127.0.0.1:0", "DEV_DATA_DIR": t.TempDir(), "LOG_LEVEL": "warn"}
 	done := make(chan int, 1)
-	go func() { done <- run(ctx, []string{"dev"}, io.Discard, io.Discard, func(k string) string { return env[k] }) }()
+	go func() {
+		done <- run(ctx, []string{"dev"}, io.Discard, io.Discard, func(k string) string { return env[k] })
+	}()
 
 	var s seen
 	select {
