@@ -27,14 +27,22 @@ func operator() string {
 }
 
 func runDisbursementApprove(ctx context.Context, d Deps, fs *flag.FlagSet, args []string) (any, error) {
-	return disbursementCommand(ctx, d, fs, args, d.payouts().Approve)
+	svc, err := d.payouts()
+	if err != nil {
+		return nil, err
+	}
+	return disbursementCommand(ctx, fs, args, svc.Approve)
 }
 
 func runDisbursementCancel(ctx context.Context, d Deps, fs *flag.FlagSet, args []string) (any, error) {
-	return disbursementCommand(ctx, d, fs, args, d.payouts().Cancel)
+	svc, err := d.payouts()
+	if err != nil {
+		return nil, err
+	}
+	return disbursementCommand(ctx, fs, args, svc.Cancel)
 }
 
-func disbursementCommand(ctx context.Context, d Deps, fs *flag.FlagSet, args []string,
+func disbursementCommand(ctx context.Context, fs *flag.FlagSet, args []string,
 	act func(context.Context, uuid.UUID, string) (*models.Disbursement, error)) (any, error) {
 	raw := fs.String("id", "", "")
 	if err := parse(fs, args); err != nil {
@@ -65,7 +73,11 @@ func runSandboxComplete(ctx context.Context, d Deps, fs *flag.FlagSet, args []st
 	if *status != string(vendors.PayoutSuccess) && *status != string(vendors.PayoutFailed) {
 		return nil, usageError{"--status must be SUCCESS or FAILED"}
 	}
-	done, err := d.payouts().CompleteSandbox(ctx, id, vendors.PayoutStatus(*status), *reason)
+	svc, err := d.payouts()
+	if err != nil {
+		return nil, err
+	}
+	done, err := svc.CompleteSandbox(ctx, id, vendors.PayoutStatus(*status), *reason)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +119,11 @@ func runLateResults(ctx context.Context, d Deps, fs *flag.FlagSet, args []string
 	if err := parse(fs, args); err != nil {
 		return nil, err
 	}
-	results, err := d.payouts().LateResults(ctx, *all)
+	svc, err := d.payouts()
+	if err != nil {
+		return nil, err
+	}
+	results, err := svc.LateResults(ctx, *all)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +149,11 @@ func runResolveLateResult(ctx context.Context, d Deps, fs *flag.FlagSet, args []
 	if strings.TrimSpace(*note) == "" {
 		return nil, usageError{"--note is required: say what was found with the vendor and what was done"}
 	}
-	r, err := d.payouts().ResolveLateResult(ctx, id, operator(), strings.TrimSpace(*note))
+	svc, err := d.payouts()
+	if err != nil {
+		return nil, err
+	}
+	r, err := svc.ResolveLateResult(ctx, id, operator(), strings.TrimSpace(*note))
 	if err != nil {
 		return nil, err
 	}

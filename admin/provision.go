@@ -26,11 +26,11 @@ type Deps struct {
 	Sealer  *credentials.Sealer
 	Env     models.Environment
 	Vendors vendors.Registry
-	// Queue, when Redis is configured, hands approved payouts to the
-	// worker at once; without it the worker's sweep picks them up.
-	Queue payouts.Queue
-	// LockTTL is DISBURSEMENT_LOCK_TTL, restarted by an approval.
-	LockTTL time.Duration
+	// Payouts is the payout service the disbursement commands act
+	// through, built by the composition root (internal/app): with Redis
+	// configured it hands approved payouts to the worker at once, without
+	// it the worker's sweep picks them up.
+	Payouts *payouts.Service
 	// Webhooks lists and redelivers webhook events.
 	Webhooks *webhooks.Deliverer
 	// Payments simulates payment results.
@@ -60,8 +60,12 @@ func (d Deps) clientChanged(ctx context.Context, clientID uuid.UUID) {
 	}
 }
 
-func (d Deps) payouts() *payouts.Service {
-	return payouts.New(payouts.Options{DB: d.DB, Vendors: d.Vendors, Queue: d.Queue, LockTTL: d.LockTTL})
+// payouts is the payout service; the disbursement commands need one.
+func (d Deps) payouts() (*payouts.Service, error) {
+	if d.Payouts == nil {
+		return nil, errors.New("admin: no payout service (Deps.Payouts)")
+	}
+	return d.Payouts, nil
 }
 
 // ClientOptions describe a new client.

@@ -68,7 +68,7 @@ func TestMetricsEndpointNeedsOperatorCredentials(t *testing.T) {
 // Without metrics the API serves no /metrics and counts nothing.
 func TestNoMetricsWithoutRegistry(t *testing.T) {
 	b := setup(t)
-	srv, err := New(Deps{Config: b.server.cfg, DB: b.db, Redis: b.redis, Sealer: b.server.sealer, Vendors: b.server.vendors, Acquirer: b.server.acquirer})
+	srv, err := New(withServices(Deps{Config: b.server.cfg, DB: b.db, Redis: b.redis, Sealer: b.server.sealer, Vendors: b.server.vendors, Acquirer: b.server.acquirer}))
 	if err != nil {
 		t.Fatal(err)
 	}

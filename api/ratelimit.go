@@ -10,8 +10,10 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/payouts"
 )
 
 // rateLimitedError is models.ErrRateLimited with the wait fail announces in
@@ -57,6 +59,18 @@ func (s *Server) perMinute(name string, perMinute int) gin.HandlerFunc {
 		return func(c *gin.Context) { c.Next() }
 	}
 	return s.rateLimit(name, redis_rate.PerMinute(perMinute))
+}
+
+// InquiryBudget returns the payouts.InquiryBudget the API answers for:
+// its refusals are the API's 429s and its counters sit beside the API's
+// other rate limits in rdb. nil when perMinute is not positive (no bound).
+// The composition root gives it to the one payout service; only creates,
+// which come through the API, consult it.
+func InquiryBudget(rdb *redis.Client, perMinute int) payouts.InquiryBudget {
+	if perMinute <= 0 || rdb == nil {
+		return nil
+	}
+	return inquiryRefusals{limiter: redis_rate.NewLimiter(rdb), limit: redis_rate.PerMinute(perMinute)}
 }
 
 // inquiryRefusals is the payouts.InquiryBudget of the API: per client, at

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -38,11 +39,16 @@ type Deps struct {
 	Queue Queue
 	// Acquirer issues the QRIS of payments and verifies its callbacks.
 	Acquirer vendors.Acquirer
-	// Now is the clock; nil means time.Now. Tests inject one.
+	// Now is the API's clock; nil means time.Now. Tests inject one, and
+	// build Payouts and Payments on the same clock.
 	Now func() time.Time
 	// Metrics counts requests and the services' work and is served at
 	// /metrics to operators; nil disables both.
 	Metrics *metrics.Metrics
+	// Payouts and Payments are the services, built by the composition
+	// root (internal/app) with the same Queue, Now and Metrics; required.
+	Payouts  *payouts.Service
+	Payments *payments.Service
 }
 
 // Server holds the API's dependencies; its methods are the handlers.
@@ -98,21 +104,11 @@ func New(d Deps) (*Server, error) {
 		s.now = time.Now
 	}
 	s.listenForClientChanges(d)
-	var payoutQueue payouts.Queue
-	var paymentQueue payments.Queue
-	if d.Queue != nil {
-		payoutQueue, paymentQueue = d.Queue, d.Queue
+	if d.Payouts == nil || d.Payments == nil {
+		return nil, errors.New("api: Deps.Payouts and Deps.Payments are required")
 	}
-	var budget payouts.InquiryBudget
-	if n := d.Config.InquiryRefusalRateLimit; n > 0 {
-		budget = inquiryRefusals{limiter: s.limiter, limit: redis_rate.PerMinute(n)}
-	}
-	s.payouts = payouts.New(payouts.Options{DB: d.DB, Vendors: d.Vendors, Queue: payoutQueue,
-		LockTTL: d.Config.DisbursementLockTTL, SubmitLease: d.Config.DisbursementSubmitLease, Now: s.now, Metrics: d.Metrics,
-		InquiryBudget: budget, ReturnWatch: d.Config.PayoutReturnWatch()})
+	s.payouts, s.payments = d.Payouts, d.Payments
 	s.acquirer = d.Acquirer
-	s.payments = payments.New(payments.Options{DB: d.DB, Acquirer: d.Acquirer, Queue: paymentQueue,
-		Calendar: d.Config.SettlementCalendar(), Now: s.now, Metrics: d.Metrics})
 	gin.SetMode(gin.ReleaseMode)
 	e := gin.New()
 	e.HandleMethodNotAllowed = true

@@ -22,6 +22,8 @@ import (
 	"github.com/payoutd/payoutd/internal/metrics"
 	"github.com/payoutd/payoutd/internal/testenv"
 	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/payments"
+	"github.com/payoutd/payoutd/payouts"
 	"github.com/payoutd/payoutd/signature"
 	"github.com/payoutd/payoutd/vendors"
 	"github.com/payoutd/payoutd/vendors/sandbox"
@@ -120,14 +122,31 @@ func setup(t testing.TB, opts ...setupOptions) *bundle {
 	if o.dashboard {
 		queueRedis, _ = testenv.Queue(t, rdb)
 	}
-	srv, err := New(Deps{Config: cfg, DB: db, Redis: rdb, Sealer: sealer, Vendors: registry, Queue: o.queue, Acquirer: acq, Now: o.now, Metrics: m,
-		QueueRedis: queueRedis})
+	srv, err := New(withServices(Deps{Config: cfg, DB: db, Redis: rdb, Sealer: sealer, Vendors: registry, Queue: o.queue, Acquirer: acq, Now: o.now, Metrics: m,
+		QueueRedis: queueRedis}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
 	return &bundle{t: t, db: db, redis: rdb, server: srv, env: o.env, now: o.now, metrics: m, lastSigned: &atomic.Int64{},
-		admin: admin.Deps{DB: db, Sealer: sealer, Env: o.env, Vendors: registry, ClientChanged: srv.ForgetClient, Payments: srv.payments, Now: o.now}}
+		admin: admin.Deps{DB: db, Sealer: sealer, Env: o.env, Vendors: registry, ClientChanged: srv.ForgetClient, Payments: srv.payments, Payouts: srv.payouts, Now: o.now}}
+}
+
+// withServices fills d's services as the composition root (internal/app,
+// which imports this package) builds them for the API: on d's queue, clock
+// and metrics, with the API's inquiry budget.
+func withServices(d Deps) Deps {
+	var payoutQueue payouts.Queue
+	var paymentQueue payments.Queue
+	if d.Queue != nil {
+		payoutQueue, paymentQueue = d.Queue, d.Queue
+	}
+	d.Payouts = payouts.New(payouts.Options{DB: d.DB, Vendors: d.Vendors, Queue: payoutQueue,
+		LockTTL: d.Config.DisbursementLockTTL, SubmitLease: d.Config.DisbursementSubmitLease, Now: d.Now, Metrics: d.Metrics,
+		InquiryBudget: InquiryBudget(d.Redis, d.Config.InquiryRefusalRateLimit), ReturnWatch: d.Config.PayoutReturnWatch()})
+	d.Payments = payments.New(payments.Options{DB: d.DB, Acquirer: d.Acquirer, Queue: paymentQueue,
+		Calendar: d.Config.SettlementCalendar(), Now: d.Now, Metrics: d.Metrics})
+	return d
 }
 
 // merchant is a client made through the admin functions, as operators do.

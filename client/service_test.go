@@ -26,6 +26,7 @@ import (
 	"github.com/payoutd/payoutd/admin"
 	"github.com/payoutd/payoutd/api"
 	"github.com/payoutd/payoutd/client"
+	"github.com/payoutd/payoutd/internal/app"
 	"github.com/payoutd/payoutd/internal/config"
 	"github.com/payoutd/payoutd/internal/credentials"
 	"github.com/payoutd/payoutd/internal/logging"
@@ -96,7 +97,9 @@ func startService(t *testing.T) *liveService {
 		}
 	})
 
-	srv, err := api.New(api.Deps{Config: cfg, DB: db, Redis: rdb, Sealer: sealer, Vendors: registry, Queue: queue})
+	payoutSvc, paymentSvc := app.NewServices(app.Parts{Config: cfg, DB: db, Redis: rdb, Vendors: registry, Queue: queue})
+	srv, err := api.New(api.Deps{Config: cfg, DB: db, Redis: rdb, Sealer: sealer, Vendors: registry, Queue: queue,
+		Payouts: payoutSvc, Payments: paymentSvc})
 	if err != nil {
 		t.Fatal(err)
 	}

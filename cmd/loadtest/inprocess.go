@@ -14,6 +14,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/payoutd/payoutd/api"
+	"github.com/payoutd/payoutd/internal/app"
 	"github.com/payoutd/payoutd/internal/config"
 	"github.com/payoutd/payoutd/internal/credentials"
 	"github.com/payoutd/payoutd/models"
@@ -38,12 +39,12 @@ func newInProcessAPI(db *gorm.DB, redisURL string, env models.Environment, seale
 	if err != nil {
 		return nil, fmt.Errorf("-redis-url: %w", err)
 	}
-	queueOpts, err := asynq.ParseRedisURI(redisURL)
-	if err != nil {
+	if _, err := asynq.ParseRedisURI(redisURL); err != nil {
 		return nil, fmt.Errorf("-redis-url: %w", err)
 	}
+	// One pool for the API and its task client, as `payoutd api` has.
 	rdb := redis.NewClient(redisOpts)
-	queue := tasks.NewClient(queueOpts)
+	queue := tasks.NewClient(app.SharedRedis{Client: rdb})
 	cfg := config.Defaults()
 	cfg.Env = env
 	if creates {
@@ -58,9 +59,12 @@ func newInProcessAPI(db *gorm.DB, redisURL string, env models.Environment, seale
 		rdb.Close()
 		return nil, err
 	}
+	registry := sandbox.Registry(sandbox.Options{CompleteAfter: cfg.SandboxCompleteAfter, Store: sandbox.NewDBStore(db)})
+	// The services, as the composition root builds them for `payoutd api`.
+	payoutSvc, paymentSvc := app.NewServices(app.Parts{Config: cfg, DB: db, Redis: rdb, Vendors: registry, Acquirer: acq, Queue: queue})
 	srv, err := api.New(api.Deps{
-		Config: cfg, DB: db, Redis: rdb, Sealer: sealer, Queue: queue, Acquirer: acq,
-		Vendors: sandbox.Registry(sandbox.Options{CompleteAfter: cfg.SandboxCompleteAfter, Store: sandbox.NewDBStore(db)}),
+		Config: cfg, DB: db, Redis: rdb, Sealer: sealer, Queue: queue, Acquirer: acq, Vendors: registry,
+		Payouts: payoutSvc, Payments: paymentSvc,
 	})
 	if err != nil {
 		queue.Close()

@@ -13,20 +13,15 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
-	"github.com/hibiken/asynq"
-	"github.com/redis/go-redis/v9"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/payoutd/payoutd/admin"
 	"github.com/payoutd/payoutd/api"
+	"github.com/payoutd/payoutd/internal/app"
 	"github.com/payoutd/payoutd/internal/config"
-	"github.com/payoutd/payoutd/internal/database"
 	"github.com/payoutd/payoutd/internal/logging"
-	"github.com/payoutd/payoutd/internal/metrics"
 	"github.com/payoutd/payoutd/models"
-	"github.com/payoutd/payoutd/payouts"
 	"github.com/payoutd/payoutd/signature"
-	"github.com/payoutd/payoutd/tasks"
 	"github.com/payoutd/payoutd/vendors/sandbox"
 	"github.com/payoutd/payoutd/worker"
 )
@@ -76,66 +71,35 @@ func runDev(ctx context.Context, stdout, stderr io.Writer, getenv func(string) s
 	defer mr.Close()
 	cfg.RedisURL = "redis://" + mr.Addr()
 
-	db, err := database.Open(cfg.DatabaseURL)
+	// One App: one payout service, one payment service, one metrics
+	// registry (served at the api's /metrics) and one Redis pool for the
+	// api, the worker and the demo's provisioning.
+	a, err := app.Build(ctx, cfg, app.Options{Migrations: app.ApplyMigrations})
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if sqlDB, err := db.DB(); err == nil {
-			sqlDB.Close()
-		}
-	}()
-	if _, err := database.Migrate(ctx, db); err != nil {
-		return err
-	}
-	sealer, err := cfg.Sealer()
-	if err != nil {
-		return err
-	}
-	// One registry for the api and the worker, served at the api's /metrics.
-	m := metrics.New()
-	vendorsOfDev, err := vendorRegistry(cfg, db)
-	if err != nil {
-		return err
-	}
-	registry := m.WrapVendors(vendorsOfDev)
-	demo, err := provisionDemo(ctx, admin.Deps{DB: db, Sealer: sealer, Env: cfg.Env, Vendors: registry})
+	defer a.Close()
+	demo, err := provisionDemo(ctx, admin.Deps{DB: a.DB, Sealer: a.Sealer, Env: cfg.Env, Vendors: a.Vendors, Payouts: a.Payouts})
 	if err != nil {
 		return fmt.Errorf("create demo client: %w", err)
 	}
-
-	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
-	defer rdb.Close()
-	queue := asynq.RedisClientOpt{Addr: mr.Addr()}
-	taskClient := tasks.NewClient(queue)
-	defer taskClient.Close()
-	svc := payouts.New(payouts.Options{DB: db, Vendors: registry, Queue: taskClient, LockTTL: cfg.DisbursementLockTTL, SubmitLease: cfg.DisbursementSubmitLease, Metrics: m,
-		ReturnWatch: cfg.PayoutReturnWatch()})
-	acq, err := acquirer(cfg)
-	if err != nil {
-		return err
-	}
-	pay, err := paymentsService(cfg, db, taskClient, m)
-	if err != nil {
-		return err
-	}
-	closeQueues, err := m.CollectQueues(queue)
+	closeQueues, err := a.Metrics.CollectQueues(a.Queue)
 	if err != nil {
 		return err
 	}
 	defer closeQueues()
-	srv, err := api.New(api.Deps{Config: cfg, DB: db, Redis: rdb, Sealer: sealer, Vendors: registry, QueueRedis: queue, Queue: taskClient, Acquirer: acq, Metrics: m})
+	srv, err := api.New(apiDeps(a))
 	if err != nil {
 		return err
 	}
 	defer srv.Close()
+	if devStarted != nil {
+		devStarted(a, apiDeps(a), workerDeps(a))
+	}
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return advanceRedisClock(gctx, mr) })
-	deliverer := webhookDeliverer(cfg, db, sealer, taskClient, m)
-	g.Go(func() error {
-		return worker.Run(gctx, worker.Deps{DB: db, Redis: queue, Payouts: svc, Webhooks: deliverer, Payments: pay})
-	})
+	g.Go(func() error { return worker.Run(gctx, workerDeps(a)) })
 	g.Go(func() error {
 		return api.ListenAndServe(gctx, cfg.HTTPAddr, srv.Handler(), func(addr string) {
 			printDevBanner(stdout, devBanner{addr: addr, cfg: cfg, demo: demo, dataDir: dataDir, startup: time.Since(start)})
@@ -143,6 +107,10 @@ func runDev(ctx context.Context, stdout, stderr io.Writer, getenv func(string) s
 	})
 	return g.Wait()
 }
+
+// devStarted, when a test sets it, is shown what dev mode built and what it
+// hands the api and the worker, once they are built and before they run.
+var devStarted func(a *app.App, apiDeps api.Deps, workerDeps worker.Deps)
 
 // advanceRedisClock makes miniredis expire keys: it only does so when told
 // that time has passed.

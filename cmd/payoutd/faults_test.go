@@ -25,6 +25,7 @@ import (
 
 	"github.com/payoutd/payoutd/admin"
 	"github.com/payoutd/payoutd/api"
+	"github.com/payoutd/payoutd/internal/app"
 	"github.com/payoutd/payoutd/internal/config"
 	"github.com/payoutd/payoutd/internal/credentials"
 	"github.com/payoutd/payoutd/internal/testenv"
@@ -145,7 +146,7 @@ func newStack(t *testing.T, o stackOptions) *stack {
 	cfg := config.Defaults()
 	cfg.Env, cfg.SecretsKey, cfg.DisbursementSubmitWait = models.Staging, key, 0
 	cfg.DisbursementSubmitLease = time.Second
-	srv, err := api.New(api.Deps{Config: cfg, DB: db, Redis: rdb, Sealer: s.sealer, Vendors: registry, Queue: queue})
+	srv, err := api.New(withServices(api.Deps{Config: cfg, DB: db, Redis: rdb, Sealer: s.sealer, Vendors: registry, Queue: queue}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -486,4 +487,15 @@ func (l *lockedWriter) Write(b []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(b)
+}
+
+// withServices gives d the services the composition root builds on d's
+// handles, as `payoutd api` has them.
+func withServices(d api.Deps) api.Deps {
+	p := app.Parts{Config: d.Config, DB: d.DB, Redis: d.Redis, Vendors: d.Vendors, Acquirer: d.Acquirer, Metrics: d.Metrics, Now: d.Now}
+	if d.Queue != nil {
+		p.Queue = d.Queue
+	}
+	d.Payouts, d.Payments = app.NewServices(p)
+	return d
 }

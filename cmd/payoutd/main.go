@@ -18,28 +18,17 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/sync/errgroup"
-	"gorm.io/gorm"
 
 	"github.com/payoutd/payoutd/admin"
 	"github.com/payoutd/payoutd/api"
+	"github.com/payoutd/payoutd/internal/app"
 	"github.com/payoutd/payoutd/internal/authcache"
 	"github.com/payoutd/payoutd/internal/config"
-	"github.com/payoutd/payoutd/internal/credentials"
 	"github.com/payoutd/payoutd/internal/database"
 	"github.com/payoutd/payoutd/internal/logging"
 	"github.com/payoutd/payoutd/internal/metrics"
-	"github.com/payoutd/payoutd/models"
-	"github.com/payoutd/payoutd/payments"
-	"github.com/payoutd/payoutd/payouts"
-	"github.com/payoutd/payoutd/tasks"
-	"github.com/payoutd/payoutd/vendors"
-	"github.com/payoutd/payoutd/vendors/sandbox"
-	"github.com/payoutd/payoutd/vendors/sandboxacquirer"
-	"github.com/payoutd/payoutd/vendors/vendorsim"
-	"github.com/payoutd/payoutd/webhooks"
 	"github.com/payoutd/payoutd/worker"
 )
 
@@ -111,122 +100,24 @@ func loadConfig(stderr io.Writer, getenv func(string) string, needs config.Needs
 	return cfg, nil
 }
 
-// backends are the connections the api and the worker share.
-type backends struct {
-	db       *gorm.DB
-	redis    *redis.Client
-	queue    asynq.RedisConnOpt
-	tasks    *tasks.Client
-	vendors  vendors.Registry
-	metrics  *metrics.Metrics
-	closeAll func()
-}
-
-// webhooks builds the webhook deliverer on the backends.
-func (b *backends) webhooks(cfg config.Config, sealer *credentials.Sealer) *webhooks.Deliverer {
-	return webhookDeliverer(cfg, b.db, sealer, b.tasks, b.metrics)
-}
-
-// webhookDeliverer builds the deliverer: in production only https and no
-// private addresses (but WEBHOOK_ALLOWED_NETWORKS); elsewhere anything.
-// m may be nil (the admin CLI counts nothing).
-func webhookDeliverer(cfg config.Config, db *gorm.DB, sealer *credentials.Sealer, queue webhooks.Queue, m *metrics.Metrics) *webhooks.Deliverer {
-	guard := webhooks.Guard{}
-	if cfg.Env == models.Production {
-		guard = webhooks.ProductionGuard(cfg.WebhookAllowedNetworks)
-	}
-	return webhooks.New(webhooks.Options{DB: db, Sealer: sealer, Guard: guard, Timeout: cfg.WebhookTimeout, Queue: queue, Metrics: m,
-		Schedule: webhooks.Schedule{Base: cfg.WebhookRetryBase, Cap: cfg.WebhookRetryCap, Window: cfg.WebhookRetryWindow}})
-}
-
-// acquirer is the payment acquirer: the sandbox acquirer (sandboxpay).
-func acquirer(cfg config.Config) (*sandboxacquirer.Acquirer, error) {
-	return sandboxacquirer.New(sandboxacquirer.Options{Secret: cfg.AcquirerCallbackSecret()})
-}
-
-// paymentsService builds the payment service; m may be nil.
-func paymentsService(cfg config.Config, db *gorm.DB, queue payments.Queue, m *metrics.Metrics) (*payments.Service, error) {
-	acq, err := acquirer(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return payments.New(payments.Options{DB: db, Acquirer: acq, Queue: queue, Calendar: cfg.SettlementCalendar(), Metrics: m}), nil
-}
-
-// payouts builds the disbursement service on the backends.
-func (b *backends) payouts(cfg config.Config) *payouts.Service {
-	return payouts.New(payouts.Options{DB: b.db, Vendors: b.vendors, Queue: b.tasks, LockTTL: cfg.DisbursementLockTTL,
-		SubmitLease: cfg.DisbursementSubmitLease, Metrics: b.metrics, ReturnWatch: cfg.PayoutReturnWatch()})
-}
-
-func openBackends(ctx context.Context, cfg config.Config) (*backends, error) {
-	db, err := database.Open(cfg.DatabaseURL)
-	if err != nil {
-		return nil, err
-	}
-	pending, err := database.PendingMigrations(ctx, db)
-	if err != nil {
-		return nil, fmt.Errorf("read migration state: %w", err)
-	}
-	if pending > 0 {
-		return nil, fmt.Errorf("the database schema is %d migration(s) behind: run `payoutd migrate` first", pending)
-	}
-	redisOpts, err := redis.ParseURL(cfg.RedisURL)
-	if err != nil {
-		return nil, fmt.Errorf("REDIS_URL: %w", err)
-	}
-	queue, err := asynq.ParseRedisURI(cfg.RedisURL)
-	if err != nil {
-		return nil, fmt.Errorf("REDIS_URL: %w", err)
-	}
-	rdb := redis.NewClient(redisOpts)
-	registry, err := vendorRegistry(cfg, db)
-	if err != nil {
-		rdb.Close()
-		return nil, err
-	}
-	taskClient := tasks.NewClient(queue)
-	m := metrics.New()
-	return &backends{
-		db: db, redis: rdb, queue: queue, tasks: taskClient,
-		vendors: m.WrapVendors(registry), metrics: m,
-		closeAll: func() {
-			taskClient.Close()
-			rdb.Close()
-			if sqlDB, err := db.DB(); err == nil {
-				sqlDB.Close()
-			}
-		},
-	}, nil
-}
-
 func runAPI(ctx context.Context, stderr io.Writer, getenv func(string) string) error {
 	cfg, err := loadConfig(stderr, getenv, config.Needs{Database: true, Redis: true, Secrets: true, Operators: true})
 	if err != nil {
 		return err
 	}
-	b, err := openBackends(ctx, cfg)
+	a, err := app.Build(ctx, cfg, app.Options{})
 	if err != nil {
 		return err
 	}
-	defer b.closeAll()
-	sealer, err := cfg.Sealer()
-	if err != nil {
-		return err
-	}
-	acq, err := acquirer(cfg)
-	if err != nil {
-		return err
-	}
+	defer a.Close()
 	// The queue gauges come from the api, beside the dashboard, so that
 	// the workers do not report them once each.
-	closeQueues, err := b.metrics.CollectQueues(b.queue)
+	closeQueues, err := a.Metrics.CollectQueues(a.Queue)
 	if err != nil {
 		return err
 	}
 	defer closeQueues()
-	srv, err := api.New(api.Deps{Config: cfg, DB: b.db, Redis: b.redis, Sealer: sealer, Vendors: b.vendors,
-		QueueRedis: b.queue, Queue: b.tasks, Acquirer: acq, Metrics: b.metrics})
+	srv, err := api.New(apiDeps(a))
 	if err != nil {
 		return err
 	}
@@ -236,31 +127,34 @@ func runAPI(ctx context.Context, stderr io.Writer, getenv func(string) string) e
 	})
 }
 
+// apiDeps hands the API what the composition root built.
+func apiDeps(a *app.App) api.Deps {
+	return api.Deps{Config: a.Config, DB: a.DB, Redis: a.Redis, Sealer: a.Sealer, Vendors: a.Vendors,
+		QueueRedis: a.Queue, Queue: a.Tasks, Acquirer: a.Acquirer, Metrics: a.Metrics, Payouts: a.Payouts, Payments: a.Payments}
+}
+
+// workerDeps hands the worker what the composition root built.
+func workerDeps(a *app.App) worker.Deps {
+	return worker.Deps{DB: a.DB, Redis: a.Queue, Payouts: a.Payouts, Webhooks: a.Webhooks, Payments: a.Payments}
+}
+
 func runWorker(ctx context.Context, stderr io.Writer, getenv func(string) string) error {
 	cfg, err := loadConfig(stderr, getenv, config.Needs{Database: true, Redis: true, Secrets: true})
 	if err != nil {
 		return err
 	}
-	b, err := openBackends(ctx, cfg)
+	a, err := app.Build(ctx, cfg, app.Options{})
 	if err != nil {
 		return err
 	}
-	defer b.closeAll()
-	sealer, err := cfg.Sealer()
-	if err != nil {
-		return err
-	}
-	pay, err := paymentsService(cfg, b.db, b.tasks, b.metrics)
-	if err != nil {
-		return err
-	}
-	deps := worker.Deps{DB: b.db, Redis: b.queue, Payouts: b.payouts(cfg), Webhooks: b.webhooks(cfg, sealer), Payments: pay}
+	defer a.Close()
+	deps := workerDeps(a)
 	if cfg.MetricsAddr == "" {
 		return worker.Run(ctx, deps)
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return worker.Run(gctx, deps) })
-	g.Go(func() error { return serveMetrics(gctx, cfg, b.redis, b.metrics) })
+	g.Go(func() error { return serveMetrics(gctx, cfg, a.Redis, a.Metrics) })
 	return g.Wait()
 }
 
@@ -325,47 +219,19 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		admin.WriteError(stderr, err.Error())
 		return 1
 	}
-	db, err := database.Open(cfg.DatabaseURL)
-	if err != nil {
-		admin.WriteError(stderr, err.Error())
-		return 1
-	}
-	defer func() {
-		if sqlDB, err := db.DB(); err == nil {
-			sqlDB.Close()
-		}
-	}()
-	sealer, err := cfg.Sealer()
-	if err != nil {
-		admin.WriteError(stderr, err.Error())
-		return 1
-	}
-	registry, err := vendorRegistry(cfg, db)
-	if err != nil {
-		admin.WriteError(stderr, err.Error())
-		return 1
-	}
-	deps := admin.Deps{DB: db, Sealer: sealer, Env: cfg.Env, Vendors: registry, LockTTL: cfg.DisbursementLockTTL}
 	// With Redis configured, what a command sets in motion (an approved
 	// payout's submit, a simulated payment's webhook and settlement) is
 	// enqueued at once; without it the worker's sweeps pick it up.
-	var paymentQueue payments.Queue
-	if cfg.RedisURL != "" {
-		if opt, err := asynq.ParseRedisURI(cfg.RedisURL); err == nil {
-			queue := tasks.NewClient(opt)
-			defer queue.Close()
-			deps.Queue, paymentQueue = queue, queue
-		}
-		if opt, err := redis.ParseURL(cfg.RedisURL); err == nil {
-			rdb := redis.NewClient(opt)
-			defer rdb.Close()
-			deps.ClientChanged = announceClientChange(rdb, stderr)
-		}
-	}
-	deps.Webhooks = webhookDeliverer(cfg, db, sealer, nil, nil)
-	if deps.Payments, err = paymentsService(cfg, db, paymentQueue, nil); err != nil {
+	a, err := app.Build(ctx, cfg, app.Options{Migrations: app.IgnoreMigrations, Operator: true})
+	if err != nil {
 		admin.WriteError(stderr, err.Error())
 		return 1
+	}
+	defer a.Close()
+	deps := admin.Deps{DB: a.DB, Sealer: a.Sealer, Env: cfg.Env, Vendors: a.Vendors, Payouts: a.Payouts,
+		Webhooks: a.Webhooks, Payments: a.Payments}
+	if a.Redis != nil {
+		deps.ClientChanged = announceClientChange(a.Redis, stderr)
 	}
 	return admin.Run(ctx, deps, args, stdout, stderr)
 }
@@ -391,15 +257,3 @@ func runHealthcheck(getenv func(string) string) error {
 }
 
 func parseUUID(s string) (uuid.UUID, error) { return uuid.Parse(s) }
-
-// vendorRegistry returns the payout vendors: the sandbox vendors over HTTP
-// when VENDORSIM_URL is set, otherwise in this process, their accepted
-// payouts kept in the database so that the api, the workers and the admin
-// CLI share them.
-func vendorRegistry(cfg config.Config, db *gorm.DB) (vendors.Registry, error) {
-	if cfg.VendorSimURL != "" {
-		return vendorsim.NewRegistry(cfg.VendorSimURL,
-			vendorsim.Secrets{Token: cfg.VendorSimToken, CallbackSecret: cfg.VendorSimCallbackSecret}, vendorsim.ClientOptions{})
-	}
-	return sandbox.Registry(sandbox.Options{CompleteAfter: cfg.SandboxCompleteAfter, Store: sandbox.NewDBStore(db)}), nil
-}

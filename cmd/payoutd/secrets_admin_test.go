@@ -19,6 +19,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/payoutd/payoutd/api"
+	"github.com/payoutd/payoutd/internal/app"
 	"github.com/payoutd/payoutd/internal/config"
 	"github.com/payoutd/payoutd/internal/testenv"
 	"github.com/payoutd/payoutd/models"
@@ -116,7 +117,7 @@ func deliverOne(t *testing.T, db *gorm.DB, env map[string]string, clientID strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := webhookDeliverer(cfg, db, sealer, nil, nil)
+	d := app.WebhookDeliverer(cfg, db, sealer, nil, nil)
 	if err := d.Deliver(context.Background(), ev.ID); err != nil {
 		t.Fatalf("deliver: %v", err)
 	}
@@ -269,7 +270,7 @@ func newAPI(t *testing.T, db *gorm.DB, env map[string]string) *api.Server {
 		t.Fatal(err)
 	}
 	rdb, _ := testenv.Redis(t)
-	srv, err := api.New(api.Deps{Config: cfg, DB: db, Redis: rdb, Sealer: sealer, Vendors: sandbox.Registry(sandbox.Options{})})
+	srv, err := api.New(withServices(api.Deps{Config: cfg, DB: db, Redis: rdb, Sealer: sealer, Vendors: sandbox.Registry(sandbox.Options{})}))
 	if err != nil {
 		t.Fatal(err)
 	}

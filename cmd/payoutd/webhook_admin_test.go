@@ -17,6 +17,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/payoutd/payoutd/admin"
+	"github.com/payoutd/payoutd/internal/app"
 	"github.com/payoutd/payoutd/internal/config"
 	"github.com/payoutd/payoutd/internal/credentials"
 	"github.com/payoutd/payoutd/internal/database"
@@ -63,7 +64,7 @@ func TestWebhookDelivererFollowsAppEnv(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d := webhookDeliverer(cfg, db, sealer, nil, nil)
+		d := app.WebhookDeliverer(cfg, db, sealer, nil, nil)
 		d.Deliver(context.Background(), ev.ID)
 		attempts, err := d.Attempts(context.Background(), ev.ID)
 		if err != nil || len(attempts) != 1 {
@@ -96,7 +97,7 @@ func TestWebhookDelivererFollowsAppEnv(t *testing.T) {
 	}
 
 	cfg, _ := config.Load(func(string) string { return "" }, config.Defaults())
-	d := webhookDeliverer(cfg, db, sealer, nil, nil)
+	d := app.WebhookDeliverer(cfg, db, sealer, nil, nil)
 	if s := d.Schedule(); d.Timeout() != 10*time.Second || s.Base != 30*time.Second || s.Cap != 6*time.Hour || s.Window != 72*time.Hour {
 		t.Fatalf("default timeout %s and schedule %+v, want 10s and 30s doubling to 6h over 72h", d.Timeout(), s)
 	}
@@ -149,7 +150,7 @@ func TestAdminWebhookFailedEventAndFailedRedelivery(t *testing.T) {
 		}
 	})
 	sealer, _ := cfg.Sealer()
-	worker := webhookDeliverer(cfg, db, sealer, nil, nil)
+	worker := app.WebhookDeliverer(cfg, db, sealer, nil, nil)
 	err = nil
 	for i := 0; i < 50 && !errors.Is(err, webhooks.ErrGaveUp); i++ {
 		err = worker.Deliver(context.Background(), uuid.MustParse(eventID))

@@ -1,0 +1,264 @@
+// Package app is the composition root: it reads nothing but the checked
+// configuration it is given and builds, once per process, the database
+// handle, the one Redis pool, the task client, the vendors, the metrics
+// and every service. The api, the worker, the admin commands, dev mode and
+// the load tool receive what it built; none of them constructs a service.
+package app
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+	"gorm.io/gorm"
+
+	"github.com/payoutd/payoutd/api"
+	"github.com/payoutd/payoutd/internal/config"
+	"github.com/payoutd/payoutd/internal/credentials"
+	"github.com/payoutd/payoutd/internal/database"
+	"github.com/payoutd/payoutd/internal/metrics"
+	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/payments"
+	"github.com/payoutd/payoutd/payouts"
+	"github.com/payoutd/payoutd/tasks"
+	"github.com/payoutd/payoutd/vendors"
+	"github.com/payoutd/payoutd/vendors/sandbox"
+	"github.com/payoutd/payoutd/vendors/sandboxacquirer"
+	"github.com/payoutd/payoutd/vendors/vendorsim"
+	"github.com/payoutd/payoutd/webhooks"
+)
+
+// Migrations says what Build does about the database schema.
+type Migrations int
+
+const (
+	// RequireMigrated refuses a schema with pending migrations (api, worker).
+	RequireMigrated Migrations = iota
+	// ApplyMigrations applies them (dev mode).
+	ApplyMigrations
+	// IgnoreMigrations does not look (the admin commands).
+	IgnoreMigrations
+)
+
+// Options are what differs between the processes Build serves.
+type Options struct {
+	Migrations Migrations
+	// Operator builds for the admin commands: nothing is counted (no
+	// metrics), Redis is optional and an unparsable REDIS_URL only leaves
+	// it out, and webhook events an operator frees are left to the
+	// worker's sweep rather than enqueued.
+	Operator bool
+}
+
+// App is what one process runs on, built once.
+type App struct {
+	Config config.Config
+	DB     *gorm.DB
+	// Redis is the process's one go-redis pool; nil without REDIS_URL
+	// (admin commands only).
+	Redis *redis.Client
+	// Queue is an asynq connection option on Redis's pool (SharedRedis):
+	// the worker's asynq server and scheduler, the dashboard and the queue
+	// gauges use it; nil without Redis.
+	Queue asynq.RedisConnOpt
+	// Tasks enqueues the services' work; nil without Redis.
+	Tasks    *tasks.Client
+	Sealer   *credentials.Sealer
+	Vendors  vendors.Registry
+	Acquirer vendors.Acquirer
+	// Metrics is nil for the admin commands (they count nothing).
+	Metrics  *metrics.Metrics
+	Payouts  *payouts.Service
+	Payments *payments.Service
+	Webhooks *webhooks.Deliverer
+
+	closers []func()
+}
+
+// Build opens the backends named by cfg (checked already) and builds the
+// services on them. Close releases what it opened.
+func Build(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) {
+	a := &App{Config: cfg}
+	defer func() {
+		if err != nil {
+			a.Close()
+		}
+	}()
+	if a.DB, err = database.Open(cfg.DatabaseURL); err != nil {
+		return nil, err
+	}
+	db := a.DB
+	a.closers = append(a.closers, func() {
+		if sqlDB, err := db.DB(); err == nil {
+			sqlDB.Close()
+		}
+	})
+	switch o.Migrations {
+	case RequireMigrated:
+		pending, err := database.PendingMigrations(ctx, db)
+		if err != nil {
+			return nil, fmt.Errorf("read migration state: %w", err)
+		}
+		if pending > 0 {
+			return nil, fmt.Errorf("the database schema is %d migration(s) behind: run `payoutd migrate` first", pending)
+		}
+	case ApplyMigrations:
+		if _, err := database.Migrate(ctx, db); err != nil {
+			return nil, err
+		}
+	}
+	if err := a.openRedis(cfg, o.Operator); err != nil {
+		return nil, err
+	}
+	if a.Sealer, err = cfg.Sealer(); err != nil {
+		return nil, err
+	}
+	if a.Vendors, err = VendorRegistry(cfg, db); err != nil {
+		return nil, err
+	}
+	if !o.Operator {
+		a.Metrics = metrics.New()
+		a.Vendors = a.Metrics.WrapVendors(a.Vendors)
+	}
+	if a.Acquirer, err = Acquirer(cfg); err != nil {
+		return nil, err
+	}
+	parts := Parts{Config: cfg, DB: db, Redis: a.Redis, Vendors: a.Vendors, Acquirer: a.Acquirer, Metrics: a.Metrics}
+	if a.Tasks != nil {
+		parts.Queue = a.Tasks
+	}
+	a.Payouts, a.Payments = NewServices(parts)
+	var hookQueue webhooks.Queue
+	if a.Tasks != nil && !o.Operator {
+		hookQueue = a.Tasks
+	}
+	a.Webhooks = WebhookDeliverer(cfg, db, a.Sealer, hookQueue, a.Metrics)
+	return a, nil
+}
+
+// openRedis opens the one pool and puts the task client on it.
+func (a *App) openRedis(cfg config.Config, operator bool) error {
+	if cfg.RedisURL == "" {
+		return nil
+	}
+	opts, err := redis.ParseURL(cfg.RedisURL)
+	if err == nil {
+		// asynq's parser is stricter on some URLs: refuse what it refuses,
+		// as before the pool was shared.
+		_, err = asynq.ParseRedisURI(cfg.RedisURL)
+	}
+	if err != nil {
+		if operator {
+			return nil
+		}
+		return fmt.Errorf("REDIS_URL: %w", err)
+	}
+	rdb := redis.NewClient(opts)
+	a.Redis, a.Queue = rdb, SharedRedis{Client: rdb}
+	a.Tasks = tasks.NewClient(a.Queue)
+	a.closers = append(a.closers, func() { a.Tasks.Close() }, func() { rdb.Close() })
+	return nil
+}
+
+// Close releases what Build opened, last opened first.
+func (a *App) Close() {
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		a.closers[i]()
+	}
+	a.closers = nil
+}
+
+// Parts are what the services are built on. Build fills them from the
+// configuration; tests and the load tool, which hold their own handles,
+// fill them themselves.
+type Parts struct {
+	Config config.Config
+	DB     *gorm.DB
+	// Redis counts the inquiry budget (INQUIRY_REFUSAL_RATE_LIMIT); nil:
+	// no budget.
+	Redis    *redis.Client
+	Vendors  vendors.Registry
+	Acquirer vendors.Acquirer
+	// Queue hands work to the worker; nil leaves it to the sweeps.
+	Queue interface {
+		payouts.Queue
+		payments.Queue
+	}
+	Metrics *metrics.Metrics
+	// Now is the services' clock; nil: time.Now.
+	Now func() time.Time
+}
+
+// payoutServices counts the payout services built in this process (the
+// test that dev mode runs one reads it).
+var payoutServices atomic.Int64
+
+// PayoutServicesBuilt is how many payout services this process built.
+func PayoutServicesBuilt() int64 { return payoutServices.Load() }
+
+// NewServices builds the payout and the payment service with every option
+// the configuration sets. It is the only place either is constructed.
+func NewServices(p Parts) (*payouts.Service, *payments.Service) {
+	var payoutQueue payouts.Queue
+	var paymentQueue payments.Queue
+	if p.Queue != nil {
+		payoutQueue, paymentQueue = p.Queue, p.Queue
+	}
+	var budget payouts.InquiryBudget
+	if p.Redis != nil {
+		budget = api.InquiryBudget(p.Redis, p.Config.InquiryRefusalRateLimit)
+	}
+	payoutServices.Add(1)
+	po := payouts.New(payouts.Options{DB: p.DB, Vendors: p.Vendors, Queue: payoutQueue,
+		LockTTL: p.Config.DisbursementLockTTL, SubmitLease: p.Config.DisbursementSubmitLease, Now: p.Now, Metrics: p.Metrics,
+		InquiryBudget: budget, ReturnWatch: p.Config.PayoutReturnWatch()})
+	pa := payments.New(payments.Options{DB: p.DB, Acquirer: p.Acquirer, Queue: paymentQueue,
+		Calendar: p.Config.SettlementCalendar(), Now: p.Now, Metrics: p.Metrics})
+	return po, pa
+}
+
+// WebhookDeliverer builds the deliverer: in production only https and no
+// private addresses (but WEBHOOK_ALLOWED_NETWORKS); elsewhere anything.
+// queue and m may be nil.
+func WebhookDeliverer(cfg config.Config, db *gorm.DB, sealer *credentials.Sealer, queue webhooks.Queue, m *metrics.Metrics) *webhooks.Deliverer {
+	guard := webhooks.Guard{}
+	if cfg.Env == models.Production {
+		guard = webhooks.ProductionGuard(cfg.WebhookAllowedNetworks)
+	}
+	return webhooks.New(webhooks.Options{DB: db, Sealer: sealer, Guard: guard, Timeout: cfg.WebhookTimeout, Queue: queue, Metrics: m,
+		Schedule: webhooks.Schedule{Base: cfg.WebhookRetryBase, Cap: cfg.WebhookRetryCap, Window: cfg.WebhookRetryWindow}})
+}
+
+// Acquirer is the payment acquirer: the sandbox acquirer (sandboxpay).
+func Acquirer(cfg config.Config) (*sandboxacquirer.Acquirer, error) {
+	return sandboxacquirer.New(sandboxacquirer.Options{Secret: cfg.AcquirerCallbackSecret()})
+}
+
+// VendorRegistry returns the payout vendors: the sandbox vendors over HTTP
+// when VENDORSIM_URL is set, otherwise in this process, their accepted
+// payouts kept in the database so that the api, the workers and the admin
+// CLI share them.
+func VendorRegistry(cfg config.Config, db *gorm.DB) (vendors.Registry, error) {
+	if cfg.VendorSimURL != "" {
+		return vendorsim.NewRegistry(cfg.VendorSimURL,
+			vendorsim.Secrets{Token: cfg.VendorSimToken, CallbackSecret: cfg.VendorSimCallbackSecret}, vendorsim.ClientOptions{})
+	}
+	return sandbox.Registry(sandbox.Options{CompleteAfter: cfg.SandboxCompleteAfter, Store: sandbox.NewDBStore(db)}), nil
+}
+
+// SharedRedis is an asynq.RedisConnOpt that hands asynq (its server,
+// scheduler, inspector, client) and asynqmon the process's go-redis pool
+// instead of a pool of their own. They close what they are handed when
+// they stop; that Close is a no-op here, and the pool is closed once, by
+// App.Close.
+type SharedRedis struct{ Client *redis.Client }
+
+// MakeRedisClient implements asynq.RedisConnOpt.
+func (s SharedRedis) MakeRedisClient() any { return unclosable{s.Client} }
+
+type unclosable struct{ *redis.Client }
+
+func (unclosable) Close() error { return nil }
