@@ -104,17 +104,6 @@ func TestReadSignatureIsBoundToItsPath(t *testing.T) {
 	get("/api/v3/wallets/"+e.wallet.String()+"/balance").expect(t, http.StatusOK, "")
 }
 
-// Signatures are per client: another merchant's identical signature (same
-// t, same empty body, another secret) is its own.
-func TestSignatureMemoryIsPerClient(t *testing.T) {
-	t.Parallel()
-	e := setupPayouts(t, payoutSetup{})
-	other := e.newMerchant()
-	now := e.now()
-	e.signed(e.m, http.MethodGet, "/api/v3/wallets", nil, signature.Sign(e.m.signingSecret, nil, now), "").expect(t, http.StatusOK, "")
-	e.signed(other, http.MethodGet, "/api/v3/wallets", nil, signature.Sign(other.signingSecret, nil, now), "").expect(t, http.StatusOK, "")
-}
-
 // A signature is recorded even when its request is refused: the retry with
 // the same key gets today's answer again (402), another key gets 401.
 func TestRefusedCreateSignatureRetriesAlike(t *testing.T) {
