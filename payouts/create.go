@@ -7,10 +7,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"github.com/payoutd/payoutd/internal/database"
 	"github.com/payoutd/payoutd/ledger"
 	"github.com/payoutd/payoutd/models"
 )
@@ -45,7 +43,7 @@ const firstSweepAfter = 15 * time.Second
 // so replays answer before any other check and even while withdrawals are
 // suspended (idempotency rule 6); a key reused with other parameters is
 // ErrIdempotencyMismatch. A fresh create runs the checks of Quote, then one
-// transaction (on PostgreSQL possibly shared with concurrent creates)
+// write (ledger.OpenDisbursements, possibly shared with concurrent creates)
 // inserts the row (whose unique (client, key) index is the
 // idempotency record) and locks the gross with a conditional update that
 // cannot oversell; ErrInsufficientBalance when available does not cover
@@ -61,7 +59,7 @@ func (s *Service) Create(ctx context.Context, client *models.Client, req CreateR
 		// PostgreSQL may end a create as a deadlock victim (a twin with the
 		// same key locking the wallet while the winner's payout moves);
 		// nothing was written, so it runs again, replay lookup first.
-		if attempt < 3 && database.IsRetryable(err) {
+		if attempt < 3 && errors.Is(err, ledger.ErrWriteConflict) {
 			continue
 		}
 		if s.inquiries != nil && refusedAfterInquiry(err) {
@@ -99,7 +97,7 @@ func (s *Service) create(ctx context.Context, client *models.Client, req CreateR
 		return nil, err
 	}
 	d := s.newDisbursement(client, req, q)
-	err = s.insert(ctx, d)
+	err = s.insert(d)
 	switch {
 	case errors.Is(err, gorm.ErrDuplicatedKey):
 		// A twin with the same key committed first: answer its result.
@@ -191,74 +189,15 @@ func (s *Service) newDisbursement(client *models.Client, req CreateRequest, q *Q
 	}
 }
 
-// insert writes the row, its lock and its first audit line atomically.
-// The lock is a conditional update (available must cover the gross), never
+// insert writes the row, its lock and its first audit line atomically, as
+// part of a group of concurrent creates (insertGrouped). The lock is a
+// conditional update (available must cover the gross), never
 // read-then-write, so concurrent creates cannot oversell.
-func (s *Service) insert(ctx context.Context, d *models.Disbursement) error {
+func (s *Service) insert(d *models.Disbursement) error {
 	if !models.CanCreateAs(d.Status) {
 		return errors.New("a disbursement cannot be created as " + string(d.Status))
 	}
-	if s.creates != nil {
-		return s.insertGrouped(d)
-	}
-	if database.DialectOfDB(s.db) == database.Postgres {
-		return s.insertOneStatement(ctx, d)
-	}
-	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Create(d).Error; err != nil {
-			return err
-		}
-		locked, err := ledger.LockFunds(tx, d.WalletID, d.Amount, d.CreatedAt)
-		if err != nil {
-			return err
-		}
-		if !locked {
-			return models.ErrInsufficientBalance
-		}
-		return audit(tx, []uuid.UUID{d.ID}, "", []Move{{To: d.Status, Reason: "created"}}, d.CreatedAt)
-	})
-}
-
-// insertOneSQL is insertOneStatement's statement: the ledger's lock of the
-// gross (LockFundsSQL), then the row and its audit line from what it
-// returns.
-var insertOneSQL = `WITH locked AS (
-	        ` + ledger.LockFundsSQL("@amount", "@now", "@wallet", "@active") + `
-	    ), created AS (
-	        INSERT INTO disbursements (id, client_id, wallet_id, idempotency_key, status, amount, platform_fee, net_amount,
-	            currency, transfer_type, bank_code, bank_name, account_no, account_holder_name, memo, reference_id,
-	            vendor, vendor_reference, lock_expires_at, submit_attempts, checks, next_check_at, created_at, updated_at)
-	        SELECT @id, @client, locked.id, @key, @status, @amount, @fee, @net, @currency, @transfer_type, @bank_code,
-	            @bank_name, @account_no, @holder, @memo, @reference_id, @vendor, @vendor_reference, @lock_expires_at,
-	            0, 0, @next_check_at, @now, @now
-	        FROM locked
-	        RETURNING id
-	    )
-	    INSERT INTO disbursement_transitions (disbursement_id, from_status, to_status, reason, created_at)
-	    SELECT id, '', @status, 'created', @now FROM created`
-
-// insertOneStatement is insert on PostgreSQL as a single statement (its
-// own transaction): the lock, the row and the audit line in one round
-// trip, and the hot wallet's row lock held only while it runs. Nothing is
-// inserted when the lock is refused; a twin with the same key fails on
-// the unique index and the whole statement, lock included, rolls back.
-func (s *Service) insertOneStatement(ctx context.Context, d *models.Disbursement) error {
-	res := s.db.WithContext(ctx).Exec(insertOneSQL,
-		map[string]any{
-			"id": d.ID, "client": d.ClientID, "wallet": d.WalletID, "key": d.IdempotencyKey, "status": string(d.Status),
-			"amount": int64(d.Amount), "fee": int64(d.PlatformFee), "net": int64(d.NetAmount), "currency": d.Currency,
-			"transfer_type": string(d.TransferType), "bank_code": d.BankCode, "bank_name": d.BankName,
-			"account_no": d.AccountNo, "holder": d.AccountHolderName, "memo": d.Memo, "reference_id": d.ReferenceID,
-			"vendor": d.Vendor, "vendor_reference": d.VendorReference, "lock_expires_at": d.LockExpiresAt,
-			"next_check_at": d.NextCheckAt, "now": d.CreatedAt, "active": string(models.WalletActive),
-		})
-	if res.Error != nil {
-		return res.Error
-	}
-	if res.RowsAffected != 1 {
-		return models.ErrInsufficientBalance
-	}
-	return nil
+	return s.insertGrouped(d)
 }
 
 // enqueueSubmit hands a VERIFIED disbursement to the worker. A failure is

@@ -12,7 +12,6 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"github.com/payoutd/payoutd/internal/database"
 	"github.com/payoutd/payoutd/internal/metrics"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/vendors"
@@ -46,8 +45,7 @@ type Service struct {
 	mu      sync.Mutex
 	batches *batcher // set while RunSubmitBatches runs
 
-	// creates groups the inserts of concurrent creates (PostgreSQL only;
-	// nil otherwise).
+	// creates groups the inserts of concurrent creates.
 	creates *createGrouper
 	// inquiries bounds creates refused after their inquiry; nil: no bound.
 	inquiries InquiryBudget
@@ -99,12 +97,8 @@ func New(o Options) *Service {
 		o.ReturnWatch = DefaultReturnWatch
 	}
 	s := &Service{db: o.DB, store: models.NewStore(o.DB), vendors: o.Vendors, queue: o.Queue,
-		lockTTL: o.LockTTL, submitLease: o.SubmitLease, now: o.Now, metrics: o.Metrics, inquiries: o.InquiryBudget, returnWatch: o.ReturnWatch}
-	if database.DialectOfDB(o.DB) == database.Postgres {
-		if sqlDB, err := o.DB.DB(); err == nil {
-			s.creates = &createGrouper{sqlDB: sqlDB}
-		}
-	}
+		lockTTL: o.LockTTL, submitLease: o.SubmitLease, now: o.Now, metrics: o.Metrics, inquiries: o.InquiryBudget, returnWatch: o.ReturnWatch,
+		creates: &createGrouper{}}
 	return s
 }
 

@@ -68,18 +68,13 @@ func TestNextCreateGroup(t *testing.T) {
 	}
 }
 
-// groupingService is a Service on the fixture's database; groups are
-// written on PostgreSQL only.
+// groupingService is a Service on the fixture's database.
 func groupingService(t *testing.T, f *fixture) *Service {
 	t.Helper()
-	svc := New(Options{DB: f.db, Vendors: vendors.NewRegistry(sandbox.NewSimBank(sandbox.Options{}))})
-	if svc.creates == nil {
-		t.Skip("creates are grouped on PostgreSQL only (set TEST_DATABASE_URL)")
-	}
-	return svc
+	return New(Options{DB: f.db, Vendors: vendors.NewRegistry(sandbox.NewSimBank(sandbox.Options{}))})
 }
 
-// One statement writes a group and answers each create: stored with its
+// One write writes a group and answers each create: stored with its
 // lock and audit line, or refused (ErrInsufficientBalance) when its wallet
 // cannot cover it or is not active, leaving nothing of it behind.
 func TestCreateGroupAnswersEachCreate(t *testing.T) {
@@ -131,7 +126,7 @@ func TestCreateGroupAnswersEachCreate(t *testing.T) {
 	f.reconciled()
 }
 
-// A group whose statement fails (here a twin of one create, committed
+// A group whose write fails (here a twin of one create, committed
 // elsewhere, trips the unique key) writes nothing; each create is then
 // written on its own, so only the twin is refused, as a duplicate key.
 func TestCreateGroupFallsBackOneByOne(t *testing.T) {
@@ -140,7 +135,7 @@ func TestCreateGroupFallsBackOneByOne(t *testing.T) {
 	svc := groupingService(t, f)
 	other := f.addWallet(models.Rupiah(1_000_000), models.WalletActive)
 	twin := f.unsaved(f.wallet.ID, models.Rupiah(100_000), "taken")
-	if err := svc.insertOneStatement(context.Background(), twin); err != nil {
+	if err := svc.openOne(context.Background(), twin); err != nil {
 		t.Fatal(err)
 	}
 	again := f.unsaved(f.wallet.ID, models.Rupiah(100_000), "taken")
@@ -164,8 +159,7 @@ func TestCreateGroupFallsBackOneByOne(t *testing.T) {
 
 // Concurrent creates on many wallets, each funded for exactly three: every
 // wallet takes exactly three, whichever group each create lands in, and
-// the rest are refused; no lock goes beyond a balance. (On SQLite the
-// creates are not grouped; the outcome must be the same.)
+// the rest are refused; no lock goes beyond a balance.
 func TestConcurrentCreatesAcrossWallets(t *testing.T) {
 	t.Parallel()
 	const wallets, perWallet, fits = 8, 6, 3

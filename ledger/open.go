@@ -1,0 +1,176 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"github.com/payoutd/payoutd/internal/database"
+	"github.com/payoutd/payoutd/models"
+)
+
+// ErrWriteConflict wraps a database error after which the write may simply
+// run again: PostgreSQL gave up the statement as a deadlock victim or a
+// serialization failure, and nothing of it was written.
+var ErrWriteConflict = errors.New("the write lost a conflict with a concurrent one; nothing was written")
+
+// OpenDisbursements writes new disbursements, each together with the lock
+// of its gross on its wallet (LockFunds' condition: the wallet is active
+// and its available balance covers the gross) and its first audit line
+// ("" to its status, "created"). A disbursement whose lock is refused
+// leaves nothing behind; the others are stored. It returns the ids
+// stored. The disbursements must be on distinct wallets (each wallet's
+// guard then sees one amount) with distinct Idempotency-Keys.
+//
+// It is all or nothing: when it returns an error (a twin's key already
+// stored trips the unique index, gorm.ErrDuplicatedKey; a deadlock,
+// ErrWriteConflict) nothing of any disbursement was written.
+//
+// This is the one implementation of a create's write, for a lone create
+// and for a group alike. On PostgreSQL it is one statement (openManySQL):
+// one round trip and one commit for the group, the wallet rows locked in
+// id order and held only while it runs. On SQLite, which has no
+// data-modifying CTEs, it is one transaction of the same steps.
+func OpenDisbursements(ctx context.Context, db *gorm.DB, ds []*models.Disbursement) (map[uuid.UUID]bool, error) {
+	if len(ds) == 0 {
+		return map[uuid.UUID]bool{}, nil
+	}
+	var opened map[uuid.UUID]bool
+	var err error
+	if database.DialectOfDB(db) == database.Postgres {
+		opened, err = openManyStatement(ctx, db, ds)
+	} else {
+		opened, err = openInTransaction(ctx, db, ds)
+	}
+	if err != nil && database.IsRetryable(err) {
+		return nil, fmt.Errorf("%w: %w", ErrWriteConflict, err)
+	}
+	return opened, err
+}
+
+// openInTransaction is OpenDisbursements as one transaction: per
+// disbursement the lock (LockFunds), then, when taken, the row; then the
+// audit lines of the rows stored.
+func openInTransaction(ctx context.Context, db *gorm.DB, ds []*models.Disbursement) (map[uuid.UUID]bool, error) {
+	opened := make(map[uuid.UUID]bool, len(ds))
+	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		for _, d := range ds {
+			locked, err := LockFunds(tx, d.WalletID, d.Amount, d.CreatedAt)
+			if err != nil {
+				return err
+			}
+			if !locked {
+				continue
+			}
+			if err := tx.Create(d).Error; err != nil {
+				return err
+			}
+			if err := tx.Exec(`INSERT INTO disbursement_transitions (disbursement_id, from_status, to_status, reason, created_at)
+				VALUES (?, '', ?, 'created', ?)`, d.ID, string(d.Status), d.CreatedAt).Error; err != nil {
+				return err
+			}
+			opened[d.ID] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return opened, nil
+}
+
+// openManySQL is openManyStatement's statement: the disbursements as input
+// (one row each, by unnest of $1..$21), the locks of their grosses in
+// wallet id order (LockFundsEachSQL: $3 the wallet ids, $22
+// models.WalletActive), then the rows whose lock was taken and their audit
+// lines.
+var openManySQL = `WITH input AS (
+	        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::bigint[], $7::bigint[],
+	            $8::bigint[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[],
+	            $16::text[], $17::text[], $18::text[], $19::timestamptz[], $20::timestamptz[], $21::timestamptz[])
+	        AS t(id, client_id, wallet_id, idempotency_key, status, amount, platform_fee, net_amount, currency,
+	            transfer_type, bank_code, bank_name, account_no, account_holder_name, memo, reference_id, vendor,
+	            vendor_reference, lock_expires_at, next_check_at, created_at)
+	    ), ` + LockFundsEachSQL("input", "$3", "$22") + `, created AS (
+	        INSERT INTO disbursements (id, client_id, wallet_id, idempotency_key, status, amount, platform_fee, net_amount,
+	            currency, transfer_type, bank_code, bank_name, account_no, account_holder_name, memo, reference_id,
+	            vendor, vendor_reference, lock_expires_at, submit_attempts, checks, next_check_at, created_at, updated_at)
+	        SELECT i.id, i.client_id, i.wallet_id, i.idempotency_key, i.status, i.amount, i.platform_fee, i.net_amount,
+	            i.currency, i.transfer_type, i.bank_code, i.bank_name, i.account_no, i.account_holder_name, i.memo,
+	            i.reference_id, i.vendor, i.vendor_reference, i.lock_expires_at, 0, 0, i.next_check_at, i.created_at, i.created_at
+	        FROM input i JOIN locked l ON l.id = i.id
+	        RETURNING id, status, created_at
+	    ), audited AS (
+	        INSERT INTO disbursement_transitions (disbursement_id, from_status, to_status, reason, created_at)
+	        SELECT id, '', status, 'created', created_at FROM created
+	    )
+	    SELECT id FROM created`
+
+// openManyStatement is OpenDisbursements on PostgreSQL: openManySQL, its
+// own transaction. It goes through database/sql because gorm would expand
+// the array arguments into lists.
+func openManyStatement(ctx context.Context, db *gorm.DB, ds []*models.Disbursement) (map[uuid.UUID]bool, error) {
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, err
+	}
+	rows, err := sqlDB.QueryContext(ctx, openManySQL, openManyArgs(ds)...)
+	if err != nil {
+		return nil, translate(db, err)
+	}
+	defer rows.Close()
+	opened := make(map[uuid.UUID]bool, len(ds))
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, translate(db, err)
+		}
+		opened[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, translate(db, err)
+	}
+	return opened, nil
+}
+
+// openManyArgs are openManySQL's arguments: one array per column, in the
+// order of its unnest, and models.WalletActive.
+func openManyArgs(ds []*models.Disbursement) []any {
+	n := len(ds)
+	var (
+		ids, clients, wallets                                  = make([][16]byte, n), make([][16]byte, n), make([][16]byte, n)
+		keys, statuses, transferTypes, bankCodes, bankNames    = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		accounts, holders, vendorNames, vendorRefs, currencies = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		memos, references                                      = make([]*string, n), make([]*string, n)
+		amounts, fees, nets                                    = make([]int64, n), make([]int64, n), make([]int64, n)
+		lockExpiries, nextChecks, createdAt                    = make([]time.Time, n), make([]*time.Time, n), make([]time.Time, n)
+	)
+	for i, d := range ds {
+		ids[i], clients[i], wallets[i] = d.ID, d.ClientID, d.WalletID
+		keys[i], statuses[i], transferTypes[i] = d.IdempotencyKey, string(d.Status), string(d.TransferType)
+		bankCodes[i], bankNames[i], accounts[i], holders[i] = d.BankCode, d.BankName, d.AccountNo, d.AccountHolderName
+		vendorNames[i], vendorRefs[i], currencies[i] = d.Vendor, d.VendorReference, d.Currency
+		memos[i], references[i] = d.Memo, d.ReferenceID
+		amounts[i], fees[i], nets[i] = int64(d.Amount), int64(d.PlatformFee), int64(d.NetAmount)
+		lockExpiries[i], nextChecks[i], createdAt[i] = d.LockExpiresAt, d.NextCheckAt, d.CreatedAt
+	}
+	return []any{ids, clients, wallets, keys, statuses, amounts, fees, nets, currencies, transferTypes, bankCodes, bankNames,
+		accounts, holders, memos, references, vendorNames, vendorRefs, lockExpiries, nextChecks, createdAt,
+		string(models.WalletActive)}
+}
+
+// translate turns a driver error of a statement run outside gorm into
+// gorm's (a unique violation: gorm.ErrDuplicatedKey), as gorm's own
+// statements report it.
+func translate(db *gorm.DB, err error) error {
+	if t, ok := db.Dialector.(gorm.ErrorTranslator); ok {
+		if translated := t.Translate(err); translated != err {
+			return fmt.Errorf("%w: %w", translated, err)
+		}
+	}
+	return err
+}

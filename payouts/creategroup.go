@@ -1,0 +1,169 @@
+package payouts
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/payoutd/payoutd/ledger"
+	"github.com/payoutd/payoutd/models"
+)
+
+// Grouped create inserts. Creates that reach their insert at the same
+// moment are written by one call of ledger.OpenDisbursements: on
+// PostgreSQL one round trip and one commit for the group instead of one
+// each, which is most of what a create costs the database. A lone create
+// is a group of one: there is one write path. It is group commit without a
+// background loop: a create that queues while fewer than maxCreateLeaders
+// leaders run starts one; a leader writes whatever has queued, group by
+// group, until nothing is left, and then stops. An idle API therefore
+// writes a lone create at once. Two groups in flight never deadlock: each
+// locks its wallets in id order.
+//
+// A group never holds two creates for one wallet, nor two with one
+// client's Idempotency-Key: each wallet's guard then sees one amount, and
+// a twin waits for the next group, where the unique index sends it to the
+// replay. Should the group's write fail (a twin committed by another
+// instance, a deadlock), nothing of it was written, and each of its
+// creates is written on its own, as a group of one.
+
+// maxCreateGroup bounds the creates written by one statement.
+const maxCreateGroup = 64
+
+// maxCreateLeaders is how many groups may be written at once: while one
+// group waits for PostgreSQL the next is already on its way, so neither
+// the API nor the database idles between groups.
+const maxCreateLeaders = 2
+
+// createGroupTimeout bounds the writing of a group: it runs on behalf of
+// several requests, so it does not end with any one of them.
+const createGroupTimeout = 30 * time.Second
+
+// insertRequest is one create waiting for its group to be written.
+type insertRequest struct {
+	d    *models.Disbursement
+	done chan error // buffered: the leader never waits for the create
+}
+
+// createGrouper queues creates for their leader.
+type createGrouper struct {
+	mu      sync.Mutex
+	queue   []*insertRequest
+	leaders int // running
+}
+
+// insertGrouped writes d, its lock and its audit line as part of a group,
+// and returns once they are committed (nil) or refused: what
+// ledger.OpenDisbursements of d alone would answer.
+func (s *Service) insertGrouped(d *models.Disbursement) error {
+	g := s.creates
+	req := &insertRequest{d: d, done: make(chan error, 1)}
+	g.mu.Lock()
+	g.queue = append(g.queue, req)
+	if g.leaders < maxCreateLeaders {
+		g.leaders++
+		go s.leadCreateGroups()
+	}
+	g.mu.Unlock()
+	// Wait for the answer even if the request is cancelled: the row may be
+	// committed, and the caller must know.
+	return <-req.done
+}
+
+// leadCreateGroups writes the queued creates, group by group, until the
+// queue is empty.
+func (s *Service) leadCreateGroups() {
+	g := s.creates
+	for {
+		g.mu.Lock()
+		if len(g.queue) == 0 {
+			g.leaders--
+			g.mu.Unlock()
+			return
+		}
+		group, rest := nextCreateGroup(g.queue)
+		g.queue = rest
+		g.mu.Unlock()
+		s.writeCreateGroup(group)
+	}
+}
+
+// nextCreateGroup takes from queue, in order, the creates that can share a
+// statement: at most one per wallet and per client's key, at most
+// maxCreateGroup. The others stay queued, in order.
+func nextCreateGroup(queue []*insertRequest) (group, rest []*insertRequest) {
+	type clientKey struct {
+		client uuid.UUID
+		key    string
+	}
+	wallets := map[uuid.UUID]bool{}
+	keys := map[clientKey]bool{}
+	for _, r := range queue {
+		k := clientKey{r.d.ClientID, r.d.IdempotencyKey}
+		if len(group) == maxCreateGroup || wallets[r.d.WalletID] || keys[k] {
+			rest = append(rest, r)
+			continue
+		}
+		wallets[r.d.WalletID], keys[k] = true, true
+		group = append(group, r)
+	}
+	return group, rest
+}
+
+// writeCreateGroup writes a group and answers each of its creates.
+func (s *Service) writeCreateGroup(group []*insertRequest) {
+	ctx, cancel := context.WithTimeout(context.Background(), createGroupTimeout)
+	defer cancel()
+	answered := 0
+	defer func() {
+		// A panic must not leave a create waiting for ever.
+		if r := recover(); r != nil {
+			slog.Error("create group panicked", slog.Any("panic", r))
+			for _, req := range group[answered:] {
+				req.done <- fmt.Errorf("payouts: writing the create group: %v", r)
+			}
+		}
+	}()
+	ds := make([]*models.Disbursement, len(group))
+	for i, req := range group {
+		ds[i] = req.d
+	}
+	opened, err := ledger.OpenDisbursements(ctx, s.db, ds)
+	if err != nil && len(group) > 1 {
+		slog.DebugContext(ctx, "create group not written; writing its creates one by one",
+			slog.Int("creates", len(group)), slog.Any("error", err))
+		for _, req := range group {
+			req.done <- s.openOne(ctx, req.d)
+			answered++
+		}
+		return
+	}
+	for _, req := range group {
+		switch {
+		case err != nil:
+			req.done <- err
+		case opened[req.d.ID]:
+			req.done <- nil
+		default:
+			req.done <- models.ErrInsufficientBalance
+		}
+		answered++
+	}
+}
+
+// openOne writes one create as a group of one: nil when stored,
+// ErrInsufficientBalance when its lock is refused.
+func (s *Service) openOne(ctx context.Context, d *models.Disbursement) error {
+	opened, err := ledger.OpenDisbursements(ctx, s.db, []*models.Disbursement{d})
+	switch {
+	case err != nil:
+		return err
+	case !opened[d.ID]:
+		return models.ErrInsufficientBalance
+	}
+	return nil
+}
