@@ -3,14 +3,11 @@ package payouts
 import (
 	"context"
 	"errors"
-	"fmt"
-	"log/slog"
 	"sync"
 
 	"github.com/google/uuid"
 
 	"github.com/payoutd/payoutd/models"
-	"github.com/payoutd/payoutd/vendors"
 )
 
 // Batched submits. Each payout:submit task still runs on its own and gets
@@ -122,9 +119,9 @@ func (s *Service) submitBatched(ctx context.Context, id uuid.UUID) (handled bool
 	return true, err
 }
 
-// submitBatch is Submit for several disbursements: one read, one claim,
-// one vendor call per vendor (vendors.SubmitAll) and one transaction for
-// every move. Each request gets the answer Submit would have given.
+// submitBatch is Submit for several disbursements: one read, then
+// submitAll for the first submits among them. Each request gets the answer
+// Submit would have given.
 func (s *Service) submitBatch(ctx context.Context, batch []submitRequest) {
 	answers := make([]error, len(batch))
 	defer func() {
@@ -139,57 +136,12 @@ func (s *Service) submitBatch(ctx context.Context, batch []submitRequest) {
 		}
 		return
 	}
-	claimed, err := s.claimAll(ctx, fresh)
-	if err != nil {
-		for i := range fresh {
-			answers[fresh[i].index] = err
-		}
-		return
+	ds := make([]*models.Disbursement, len(fresh))
+	for i, f := range fresh {
+		ds[i] = f.d
 	}
-	for _, f := range fresh {
-		if !claimed[f.d.ID] {
-			answers[f.index] = fmt.Errorf("%w: %s changed before its submit", ErrOutcomeUnknown, f.d.VendorReference)
-		}
-	}
-	var plans []plan
-	var planned []int // the request index of each plan
-	now := s.clock()
-	byVendor := map[string][]pending{}
-	for _, f := range fresh {
-		if claimed[f.d.ID] {
-			byVendor[f.d.Vendor] = append(byVendor[f.d.Vendor], f)
-		}
-	}
-	for name, group := range byVendor {
-		vendor, err := s.vendors.Get(name)
-		if err != nil {
-			for _, f := range group {
-				answers[f.index] = err
-			}
-			continue
-		}
-		payouts := make([]vendors.Payout, len(group))
-		for i, f := range group {
-			payouts[i] = vendors.Payout{Reference: f.d.VendorReference, BankCode: f.d.BankCode, AccountNo: f.d.AccountNo,
-				TransferType: f.d.TransferType, Amount: f.d.NetAmount}
-		}
-		for i, o := range vendors.SubmitAll(ctx, vendor, payouts) {
-			f := group[i]
-			switch {
-			case o.Err == nil:
-				if moves := s.resultMoves(f.d, o.Result, now); len(moves) > 0 {
-					plans, planned = append(plans, plan{d: f.d, moves: moves}), append(planned, f.index)
-				}
-			case errors.Is(o.Err, vendors.ErrRejected):
-				plans = append(plans, plan{d: f.d, moves: []Move{{To: models.StatusFailed, FailedReason: rejectionReason(o.Err), Reason: "vendor rejected the payout"}}})
-				planned = append(planned, f.index)
-			default:
-				answers[f.index] = s.unknownOutcome(ctx, f.d, "submit", o.Err)
-			}
-		}
-	}
-	for i, err := range s.moveMany(ctx, plans) {
-		answers[planned[i]] = err
+	for i, err := range s.submitAll(ctx, ds) {
+		answers[fresh[i].index] = err
 	}
 }
 
@@ -235,61 +187,4 @@ func (s *Service) freshForSubmit(ctx context.Context, batch []submitRequest, ans
 		seen[r.id] = true
 	}
 	return fresh, nil
-}
-
-// claimAll counts the first submit attempt of each disbursement with one
-// guarded update, as claimAndSubmit does for one: only rows still VERIFIED,
-// never attempted and with a running lock are claimed, so that a payout is
-// asked for once however many tasks carry it.
-func (s *Service) claimAll(ctx context.Context, fresh []pending) (map[uuid.UUID]bool, error) {
-	if len(fresh) == 0 {
-		return nil, nil
-	}
-	now := s.clock()
-	next := now.Add(s.submitLease + sweepGrace)
-	ids := make([]uuid.UUID, len(fresh))
-	for i, f := range fresh {
-		ids[i] = f.d.ID
-	}
-	var got []uuid.UUID
-	err := s.db.WithContext(ctx).Raw(`UPDATE disbursements
-		SET submit_attempts = 1, submit_attempted_at = ?, next_check_at = ?, updated_at = ?
-		WHERE id IN ? AND status = ? AND submit_attempts = 0 AND lock_expires_at > ?
-		RETURNING id`, now, next, now, ids, models.StatusVerified, now).Scan(&got).Error
-	if err != nil {
-		return nil, err
-	}
-	claimed := make(map[uuid.UUID]bool, len(got))
-	for _, id := range got {
-		claimed[id] = true
-	}
-	for _, f := range fresh {
-		if claimed[f.d.ID] {
-			f.d.SubmitAttempts, f.d.SubmitAttemptedAt, f.d.NextCheckAt, f.d.UpdatedAt = 1, &now, &next, now
-		}
-	}
-	return claimed, nil
-}
-
-// moveMany applies the plans in one transaction; should it fail (a row a
-// vendor callback moved meanwhile, a deadlock), each plan is applied on its
-// own, so that one stale row does not hold up the others. It returns each
-// plan's error.
-func (s *Service) moveMany(ctx context.Context, plans []plan) []error {
-	errs := make([]error, len(plans))
-	if len(plans) == 0 {
-		return errs
-	}
-	err := s.moveAll(ctx, plans)
-	if err == nil || len(plans) == 1 {
-		for i := range errs {
-			errs[i] = err
-		}
-		return errs
-	}
-	slog.InfoContext(ctx, "batched payout moves failed; applying them one by one", slog.Int("payouts", len(plans)), slog.Any("error", err))
-	for i, p := range plans {
-		errs[i] = s.moveAll(ctx, []plan{p})
-	}
-	return errs
 }

@@ -37,7 +37,8 @@ func PollDelay(n int) time.Duration {
 // vendor is asked to pay again only when it has never seen the reference
 // and the earlier call is surely over (the submit lease). It returns
 // ErrOutcomeUnknown (wrapped) when the task should be retried. While
-// RunSubmitBatches runs, a first submit goes through a batch.
+// RunSubmitBatches runs, a first submit goes through a batch; either way
+// the claim, the vendor call and the moves are submitAll's.
 func (s *Service) Submit(ctx context.Context, id uuid.UUID) error {
 	if handled, err := s.submitBatched(ctx, id); handled {
 		return err
@@ -46,25 +47,24 @@ func (s *Service) Submit(ctx context.Context, id uuid.UUID) error {
 	if err != nil {
 		return err
 	}
-	if d.Status != models.StatusVerified {
+	switch {
+	case d.Status != models.StatusVerified:
 		return nil
-	}
-	vendor, err := s.vendors.Get(d.Vendor)
-	if err != nil {
-		return err
-	}
-	if d.SubmitAttempts > 0 {
-		return s.resolveAttempted(ctx, vendor, d)
-	}
-	if !s.clock().Before(d.LockExpiresAt) {
+	case d.SubmitAttempts > 0:
+		return s.resolveAttempted(ctx, d)
+	case !s.clock().Before(d.LockExpiresAt):
 		return s.expire(ctx, d, "lock expired before submission")
 	}
-	return s.claimAndSubmit(ctx, vendor, d)
+	return s.submitAll(ctx, []*models.Disbursement{d})[0]
 }
 
 // resolveAttempted asks the vendor what became of an earlier submit whose
 // answer never arrived.
-func (s *Service) resolveAttempted(ctx context.Context, vendor vendors.Vendor, d *models.Disbursement) error {
+func (s *Service) resolveAttempted(ctx context.Context, d *models.Disbursement) error {
+	vendor, err := s.vendors.Get(d.Vendor)
+	if err != nil {
+		return err
+	}
 	result, err := vendor.Status(ctx, d.VendorReference)
 	switch {
 	case err == nil:
@@ -77,7 +77,7 @@ func (s *Service) resolveAttempted(ctx context.Context, vendor vendors.Vendor, d
 	case !s.clock().Before(d.LockExpiresAt):
 		return s.expire(ctx, d, "lock expired; the vendor never received the payout")
 	default:
-		return s.claimAndSubmit(ctx, vendor, d)
+		return s.submitAll(ctx, []*models.Disbursement{d})[0]
 	}
 }
 
@@ -89,37 +89,6 @@ func (s *Service) expire(ctx context.Context, d *models.Disbursement, reason str
 		return fmt.Errorf("%w: %s changed while expiring", ErrOutcomeUnknown, d.VendorReference)
 	}
 	return err
-}
-
-// claimAndSubmit counts a submit attempt, guarded so that one task at a
-// time asks and never for a row that moved or whose lock ran out, then
-// asks the vendor to pay.
-func (s *Service) claimAndSubmit(ctx context.Context, vendor vendors.Vendor, d *models.Disbursement) error {
-	now := s.clock()
-	res := s.db.WithContext(ctx).Model(&models.Disbursement{}).
-		Where("id = ? AND status = ? AND submit_attempts = ? AND lock_expires_at > ?", d.ID, models.StatusVerified, d.SubmitAttempts, now).
-		Updates(map[string]any{"submit_attempts": d.SubmitAttempts + 1, "submit_attempted_at": now,
-			"next_check_at": now.Add(s.submitLease + sweepGrace), "updated_at": now})
-	if res.Error != nil {
-		return res.Error
-	}
-	if res.RowsAffected != 1 {
-		return fmt.Errorf("%w: %s changed before its submit", ErrOutcomeUnknown, d.VendorReference)
-	}
-	d.SubmitAttempts++
-	d.SubmitAttemptedAt = &now
-	result, err := vendor.Submit(ctx, vendors.Payout{
-		Reference: d.VendorReference, BankCode: d.BankCode, AccountNo: d.AccountNo,
-		TransferType: d.TransferType, Amount: d.NetAmount,
-	})
-	switch {
-	case err == nil:
-		return s.applyResult(ctx, d, result)
-	case errors.Is(err, vendors.ErrRejected):
-		return s.move(ctx, d, Move{To: models.StatusFailed, FailedReason: rejectionReason(err), Reason: "vendor rejected the payout"})
-	default:
-		return s.unknownOutcome(ctx, d, "submit", err)
-	}
 }
 
 // unknownOutcome records when to look again and asks for a retry.

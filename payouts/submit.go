@@ -1,0 +1,183 @@
+package payouts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/google/uuid"
+
+	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/vendors"
+)
+
+// submitAll is the one implementation of a submit, for a batch and for a
+// lone payout alike. It claims each disbursement's next submit attempt
+// (claim), asks each vendor to pay its claimed payouts in one call
+// (vendors.SubmitAll), and applies what the vendors answered in one
+// transaction (moveMany). The disbursements were read as VERIFIED with a
+// running lock. It returns each one's answer, as Submit gives it.
+func (s *Service) submitAll(ctx context.Context, ds []*models.Disbursement) []error {
+	answers := make([]error, len(ds))
+	// A payout whose vendor is not configured is not claimed: no attempt
+	// is counted for a call that never went out.
+	payable := make([]*models.Disbursement, 0, len(ds))
+	for i, d := range ds {
+		if _, err := s.vendors.Get(d.Vendor); err != nil {
+			answers[i] = err
+			continue
+		}
+		payable = append(payable, d)
+	}
+	claimed, err := s.claim(ctx, payable)
+	byVendor := map[string][]int{} // indexes into ds
+	for i, d := range ds {
+		switch {
+		case answers[i] != nil:
+		case err != nil:
+			answers[i] = err
+		case !claimed[d.ID]:
+			answers[i] = fmt.Errorf("%w: %s changed before its submit", ErrOutcomeUnknown, d.VendorReference)
+		default:
+			byVendor[d.Vendor] = append(byVendor[d.Vendor], i)
+		}
+	}
+	var outcomes []submitted
+	for name, indexes := range byVendor {
+		outcomes = append(outcomes, s.callVendor(ctx, name, ds, indexes, answers)...)
+	}
+	plans := make([]plan, len(outcomes))
+	for k, o := range outcomes {
+		plans[k] = o.plan
+	}
+	for k, err := range s.moveMany(ctx, plans) {
+		o := outcomes[k]
+		if errors.Is(err, models.ErrStaleStatus) && o.result != nil {
+			// A vendor callback moved the row meanwhile: judge the
+			// vendor's answer against what is stored now.
+			err = s.rejudge(ctx, o.plan.d, *o.result)
+		}
+		answers[o.index] = err
+	}
+	return answers
+}
+
+// submitted is a vendor's answer to one submit as the moves it makes: the
+// payout's index in submitAll's list and the result it came from (nil for
+// a rejection).
+type submitted struct {
+	index  int
+	plan   plan
+	result *vendors.PayoutResult
+}
+
+// callVendor asks vendor name to pay ds[i] for each of indexes, in one
+// call, and returns the moves the answers make. An answer that moves
+// nothing leaves its answer nil (done); an unknown outcome sets it to a
+// retry.
+func (s *Service) callVendor(ctx context.Context, name string, ds []*models.Disbursement, indexes []int, answers []error) []submitted {
+	vendor, err := s.vendors.Get(name)
+	if err != nil {
+		for _, i := range indexes {
+			answers[i] = err
+		}
+		return nil
+	}
+	payouts := make([]vendors.Payout, len(indexes))
+	for k, i := range indexes {
+		d := ds[i]
+		payouts[k] = vendors.Payout{Reference: d.VendorReference, BankCode: d.BankCode, AccountNo: d.AccountNo,
+			TransferType: d.TransferType, Amount: d.NetAmount}
+	}
+	now := s.clock()
+	var out []submitted
+	for k, o := range vendors.SubmitAll(ctx, vendor, payouts) {
+		i, d := indexes[k], ds[indexes[k]]
+		switch {
+		case o.Err == nil:
+			if moves := s.resultMoves(d, o.Result, now); len(moves) > 0 {
+				out = append(out, submitted{index: i, plan: plan{d: d, moves: moves}, result: &o.Result})
+			}
+		case errors.Is(o.Err, vendors.ErrRejected):
+			moves := []Move{{To: models.StatusFailed, FailedReason: rejectionReason(o.Err), Reason: "vendor rejected the payout"}}
+			out = append(out, submitted{index: i, plan: plan{d: d, moves: moves}})
+		default:
+			answers[i] = s.unknownOutcome(ctx, d, "submit", o.Err)
+		}
+	}
+	return out
+}
+
+// rejudge applies a vendor result to d after d moved since it was read:
+// re-read, then judged as any observed result (applyObserved).
+func (s *Service) rejudge(ctx context.Context, d *models.Disbursement, r vendors.PayoutResult) error {
+	fresh, err := s.Get(ctx, d.ID)
+	if err != nil {
+		return err
+	}
+	*d = *fresh
+	return s.applyResult(ctx, d, r)
+}
+
+// claim counts the next submit attempt of each disbursement with a guarded
+// update (one per attempt count the disbursements were read with: in
+// practice one): only rows still VERIFIED, with the attempts they were
+// read with and a running lock are claimed, so that a payout is asked for
+// once however many tasks carry it. It returns the ids claimed and brings
+// those disbursements up to date.
+func (s *Service) claim(ctx context.Context, ds []*models.Disbursement) (map[uuid.UUID]bool, error) {
+	claimed := make(map[uuid.UUID]bool, len(ds))
+	if len(ds) == 0 {
+		return claimed, nil
+	}
+	now := s.clock()
+	next := now.Add(s.submitLease + sweepGrace)
+	byAttempts := map[int][]uuid.UUID{}
+	for _, d := range ds {
+		byAttempts[d.SubmitAttempts] = append(byAttempts[d.SubmitAttempts], d.ID)
+	}
+	for attempts, ids := range byAttempts {
+		var got []uuid.UUID
+		err := s.db.WithContext(ctx).Raw(`UPDATE disbursements
+			SET submit_attempts = ?, submit_attempted_at = ?, next_check_at = ?, updated_at = ?
+			WHERE id IN ? AND status = ? AND submit_attempts = ? AND lock_expires_at > ?
+			RETURNING id`, attempts+1, now, next, now, ids, models.StatusVerified, attempts, now).Scan(&got).Error
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range got {
+			claimed[id] = true
+		}
+	}
+	for _, d := range ds {
+		if claimed[d.ID] {
+			d.SubmitAttempts++
+			d.SubmitAttemptedAt, d.NextCheckAt, d.UpdatedAt = &now, &next, now
+		}
+	}
+	return claimed, nil
+}
+
+// moveMany applies the plans in one transaction; should it fail (a row a
+// vendor callback moved meanwhile, a deadlock), each plan is applied on its
+// own, so that one stale row does not hold up the others. It returns each
+// plan's error.
+func (s *Service) moveMany(ctx context.Context, plans []plan) []error {
+	errs := make([]error, len(plans))
+	if len(plans) == 0 {
+		return errs
+	}
+	err := s.moveAll(ctx, plans)
+	if err == nil || len(plans) == 1 {
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
+	slog.InfoContext(ctx, "batched payout moves failed; applying them one by one", slog.Int("payouts", len(plans)), slog.Any("error", err))
+	for i, p := range plans {
+		errs[i] = s.moveAll(ctx, []plan{p})
+	}
+	return errs
+}
