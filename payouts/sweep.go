@@ -73,65 +73,80 @@ func (s *Service) expireLocks(ctx context.Context, report *SweepReport) error {
 	return nil
 }
 
+// dueRow is a disbursement whose next check is due.
+type dueRow struct {
+	ID     uuid.UUID
+	Status models.DisbursementStatus
+}
+
 // enqueueDue claims each due row (pushing its next_check_at forward, so
-// concurrent sweeps enqueue it once) and enqueues its next step.
+// concurrent sweeps enqueue it once) and enqueues its next step. Each row
+// is independent: one that fails is logged and counted, and the sweep goes
+// on with the rest (its claim lapses, so the next sweep takes it again).
 func (s *Service) enqueueDue(ctx context.Context, report *SweepReport) error {
 	now := s.clock()
-	var due []struct {
-		ID     uuid.UUID
-		Status models.DisbursementStatus
+	due, err := s.dueRows(ctx, now)
+	if err != nil {
+		return err
 	}
+	slot := fmt.Sprintf("sweep-%d", now.UnixMilli())
+	for _, row := range due {
+		s.enqueueDueRow(ctx, row, slot, now, report)
+	}
+	return nil
+}
+
+// dueRows reads the open rows (VERIFIED, REQUESTED) and the paid rows
+// watched for a return whose next check is due, oldest first.
+func (s *Service) dueRows(ctx context.Context, now time.Time) ([]dueRow, error) {
+	var due []dueRow
 	err := s.db.WithContext(ctx).Model(&models.Disbursement{}).Select("id, status").
 		Where("status IN ? AND next_check_at <= ?", []models.DisbursementStatus{models.StatusVerified, models.StatusRequested}, now).
 		Order("next_check_at").Limit(sweepBatch).Scan(&due).Error
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// A separate read, so that the index of each (open, watched) serves it.
-	var watched []struct {
-		ID     uuid.UUID
-		Status models.DisbursementStatus
-	}
+	var watched []dueRow
 	err = s.db.WithContext(ctx).Model(&models.Disbursement{}).Select("id, status").
 		Where("status = ? AND next_check_at IS NOT NULL AND next_check_at <= ?", models.StatusSuccess, now).
 		Order("next_check_at").Limit(sweepBatch).Scan(&watched).Error
 	if err != nil {
-		return err
+		return nil, err
 	}
-	due = append(due, watched...)
-	slot := fmt.Sprintf("sweep-%d", now.UnixMilli())
-	// Each row is independent: one that fails is logged and counted, and
-	// the sweep goes on with the rest (its claim lapses, so the next sweep
-	// takes it again).
-	for _, row := range due {
-		res := s.db.WithContext(ctx).Model(&models.Disbursement{}).
-			Where("id = ? AND status = ? AND next_check_at <= ?", row.ID, row.Status, now).
-			Updates(map[string]any{"next_check_at": now.Add(sweepGrace + s.submitLease)})
-		if res.Error != nil {
-			report.Unhandled++
-			slog.ErrorContext(ctx, "payout sweep: claim failed", slog.String("disbursement_id", row.ID.String()), slog.Any("error", res.Error))
-			continue
-		}
-		if res.RowsAffected != 1 {
-			continue
-		}
-		if row.Status == models.StatusVerified {
-			err = s.queue.EnqueueSubmit(ctx, row.ID, slot)
-		} else {
-			err = s.queue.EnqueuePoll(ctx, row.ID, slot, 0)
-		}
-		switch {
-		case err != nil:
-			report.Unhandled++
-			slog.ErrorContext(ctx, "payout sweep: enqueue failed; the next sweep tries again",
-				slog.String("disbursement_id", row.ID.String()), slog.Any("error", err))
-		case row.Status == models.StatusVerified:
-			report.Submits++
-		case row.Status == models.StatusSuccess:
-			report.ReturnChecks++
-		default:
-			report.Polls++
-		}
+	return append(due, watched...), nil
+}
+
+// enqueueDueRow claims one due row and enqueues its submit (VERIFIED) or
+// its status check (REQUESTED, or SUCCESS watched for a return).
+func (s *Service) enqueueDueRow(ctx context.Context, row dueRow, slot string, now time.Time, report *SweepReport) {
+	res := s.db.WithContext(ctx).Model(&models.Disbursement{}).
+		Where("id = ? AND status = ? AND next_check_at <= ?", row.ID, row.Status, now).
+		Updates(map[string]any{"next_check_at": now.Add(sweepGrace + s.submitLease)})
+	if res.Error != nil {
+		report.Unhandled++
+		slog.ErrorContext(ctx, "payout sweep: claim failed", slog.String("disbursement_id", row.ID.String()), slog.Any("error", res.Error))
+		return
 	}
-	return nil
+	if res.RowsAffected != 1 {
+		return // another sweep claimed it
+	}
+	var err error
+	if row.Status == models.StatusVerified {
+		err = s.queue.EnqueueSubmit(ctx, row.ID, slot)
+	} else {
+		err = s.queue.EnqueuePoll(ctx, row.ID, slot, 0)
+	}
+	switch {
+	case err != nil:
+		report.Unhandled++
+		slog.ErrorContext(ctx, "payout sweep: enqueue failed; the next sweep tries again",
+			slog.String("disbursement_id", row.ID.String()), slog.Any("error", err))
+	case row.Status == models.StatusVerified:
+		report.Submits++
+	case row.Status == models.StatusSuccess:
+		report.ReturnChecks++
+	default:
+		report.Polls++
+	}
 }

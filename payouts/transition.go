@@ -60,12 +60,30 @@ func transition(tx *gorm.DB, ds []*models.Disbursement, path []Move, now time.Ti
 		}
 		ids[i] = d.ID
 	}
+	to, err := writeStatus(tx, ids, from, path, now)
+	if err != nil {
+		return err
+	}
+	if err := moveMoney(tx, ds, from, to, path, now); err != nil {
+		return err
+	}
+	if err := audit(tx, ids, from, path, now); err != nil {
+		return err
+	}
+	return recordEvents(tx, ds, path, now)
+}
+
+// writeStatus checks every move of path against the transition table and
+// writes the rows' new status and columns with one update, guarded by the
+// status they were read in (and the submit attempts when a move says so).
+// It returns the status the path ends in.
+func writeStatus(tx *gorm.DB, ids []uuid.UUID, from models.DisbursementStatus, path []Move, now time.Time) (models.DisbursementStatus, error) {
 	updates := map[string]any{"updated_at": now}
 	var guard *int
 	at := from
 	for _, m := range path {
 		if !at.CanMoveTo(m.To) {
-			return fmt.Errorf("%w: %s → %s for %s", models.ErrTransitionRefused, at, m.To, describe(ids))
+			return "", fmt.Errorf("%w: %s → %s for %s", models.ErrTransitionRefused, at, m.To, describe(ids))
 		}
 		stepUpdates(updates, m, now)
 		if m.IfSubmitAttempts != nil {
@@ -79,31 +97,39 @@ func transition(tx *gorm.DB, ds []*models.Disbursement, path []Move, now time.Ti
 	}
 	res := guarded.Updates(updates)
 	if res.Error != nil {
-		return res.Error
+		return "", res.Error
 	}
-	if res.RowsAffected != int64(len(ds)) {
-		return fmt.Errorf("%w: %s no longer %s", models.ErrStaleStatus, describe(ids), from)
+	if res.RowsAffected != int64(len(ids)) {
+		return "", fmt.Errorf("%w: %s no longer %s", models.ErrStaleStatus, describe(ids), from)
 	}
+	return at, nil
+}
+
+// moveMoney makes a path's consequences for the wallets: a path through
+// SUCCESS debits the gross (and releases its lock), one that ends unpaid
+// releases the lock, one that ends RETURNED credits the return.
+func moveMoney(tx *gorm.DB, ds []*models.Disbursement, from, to models.DisbursementStatus, path []Move, now time.Time) error {
 	paid := slices.ContainsFunc(path, func(m Move) bool { return m.To == models.StatusSuccess })
 	switch {
 	case paid:
 		if err := postPayouts(tx, ds, now); err != nil {
 			return err
 		}
-	case at.Terminal() && !from.Terminal():
+	case to.Terminal() && !from.Terminal():
 		if err := releaseLocks(tx, ds, now); err != nil {
 			return err
 		}
 	}
-	if at == models.StatusReturned {
+	if to == models.StatusReturned {
 		// After the payouts' postings: the return credits what they debited.
-		if err := postReturns(tx, ds, now); err != nil {
-			return err
-		}
+		return postReturns(tx, ds, now)
 	}
-	if err := audit(tx, ids, from, path, now); err != nil {
-		return err
-	}
+	return nil
+}
+
+// recordEvents brings ds to what path stored and records the merchants'
+// webhook events of each step (SUCCESS, FAILED, RETURNED), in order.
+func recordEvents(tx *gorm.DB, ds []*models.Disbursement, path []Move, now time.Time) error {
 	var events []webhooks.NewEvent
 	for _, d := range ds {
 		for _, m := range path {
