@@ -48,13 +48,15 @@
 //
 // # Batches
 //
-// While the worker runs RunSubmitBatches, first submits that arrive at the
-// same moment are read, claimed, sent to the vendor and moved together
-// (batch.go): the same guards as one submit, a few statements per batch.
-// Every task still gets its own answer.
+// A submit is submitAll (submit.go) whether it comes alone or in a batch:
+// claim the attempt (a guarded update), one vendor call per vendor, one
+// transaction of moves. While the worker runs RunSubmitBatches, first
+// submits that arrive at the same moment go through it together
+// (batch.go); every task still gets its own answer.
 //
-// On PostgreSQL, creates that reach their insert at the same moment are
-// written by one statement (createbatch.go): the same conditional lock per
-// wallet, at most one create per wallet and per key in a statement, and
-// each create still gets its own answer.
+// A create's write is ledger.OpenDisbursements (creategroup.go): creates
+// that reach their insert at the same moment are written together (on
+// PostgreSQL one statement), a lone create as a group of one; the same
+// conditional lock per wallet, at most one create per wallet and per key
+// in a group, and each create still gets its own answer.
 package payouts
