@@ -45,13 +45,17 @@ build: ## Build a static binary into bin/payoutd
 migrate: ## Apply database migrations (needs DATABASE_URL)
 	$(GO) run ./cmd/payoutd migrate
 
-lint: ## Fail on unformatted files (gofmt -l), then go vet
+# scripts/importcheck.sh: the domain packages (models, payouts, payments,
+# webhooks, ledger, vendors) import no gin, asynq or Prometheus, even
+# transitively, nothing above them, and (but ledger) not internal/database.
+lint: ## Fail on unformatted files (gofmt -l), domain imports of transport/infrastructure (scripts/importcheck.sh), then go vet
 	@unformatted=$$(gofmt -l .); \
 	if [ -n "$$unformatted" ]; then \
 		echo "gofmt: these files need formatting (run gofmt -w):"; \
 		echo "$$unformatted"; \
 		exit 1; \
 	fi
+	@GO=$(GO) scripts/importcheck.sh
 	$(GO) vet ./...
 
 vuln: ## Check dependencies for known vulnerabilities (govulncheck)

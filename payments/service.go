@@ -10,7 +10,6 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"github.com/payoutd/payoutd/internal/metrics"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/vendors"
 )
@@ -30,7 +29,7 @@ type Service struct {
 	queue    Queue
 	calendar Calendar
 	now      func() time.Time
-	metrics  *metrics.Metrics
+	metrics  Metrics // never nil
 }
 
 // Options configure a Service.
@@ -43,13 +42,16 @@ type Options struct {
 	Calendar Calendar
 	Now      func() time.Time
 	// Metrics counts committed transitions; nil counts nothing.
-	Metrics *metrics.Metrics
+	Metrics Metrics
 }
 
 // New returns a Service.
 func New(o Options) *Service {
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Metrics == nil {
+		o.Metrics = noMetrics{}
 	}
 	return &Service{db: o.DB, acquirer: o.Acquirer, queue: o.Queue, calendar: o.Calendar, now: o.Now, metrics: o.Metrics}
 }

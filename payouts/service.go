@@ -12,7 +12,6 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"github.com/payoutd/payoutd/internal/metrics"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/vendors"
 )
@@ -37,7 +36,7 @@ type Service struct {
 	// vendor: before it passes, "unknown reference" proves nothing.
 	submitLease time.Duration
 	now         func() time.Time
-	metrics     *metrics.Metrics
+	metrics     Metrics // never nil
 	// returnWatch is how long paid payouts of poll-only vendors are asked
 	// about a return; 0 or less: never.
 	returnWatch time.Duration
@@ -67,7 +66,7 @@ type Options struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Metrics counts committed transitions; nil counts nothing.
-	Metrics *metrics.Metrics
+	Metrics Metrics
 	// InquiryBudget bounds each client's creates refused after their
 	// account inquiry; nil: no bound.
 	InquiryBudget InquiryBudget
@@ -95,6 +94,9 @@ func New(o Options) *Service {
 	}
 	if o.ReturnWatch == 0 {
 		o.ReturnWatch = DefaultReturnWatch
+	}
+	if o.Metrics == nil {
+		o.Metrics = noMetrics{}
 	}
 	s := &Service{db: o.DB, store: models.NewStore(o.DB), vendors: o.Vendors, queue: o.Queue,
 		lockTTL: o.LockTTL, submitLease: o.SubmitLease, now: o.Now, metrics: o.Metrics, inquiries: o.InquiryBudget, returnWatch: o.ReturnWatch,

@@ -14,7 +14,6 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/payoutd/payoutd/internal/credentials"
-	"github.com/payoutd/payoutd/internal/metrics"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/signature"
 )
@@ -44,7 +43,7 @@ type Deliverer struct {
 	schedule Schedule
 	queue    Queue
 	now      func() time.Time
-	metrics  *metrics.Metrics
+	metrics  Metrics // never nil
 }
 
 // Options configure a Deliverer.
@@ -56,7 +55,7 @@ type Options struct {
 	Schedule Schedule      // default DefaultSchedule
 	Queue    Queue         // for Sweep and Redeliver; may be nil
 	Now      func() time.Time
-	Metrics  *metrics.Metrics // counts attempts; nil counts nothing
+	Metrics  Metrics // counts attempts; nil counts nothing
 }
 
 // New returns a Deliverer.
@@ -69,6 +68,9 @@ func New(o Options) *Deliverer {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Metrics == nil {
+		o.Metrics = noMetrics{}
 	}
 	return &Deliverer{db: o.DB, sealer: o.Sealer, guard: o.Guard, client: o.Guard.HTTPClient(o.Timeout), timeout: o.Timeout,
 		schedule: o.Schedule, queue: o.Queue, now: o.Now, metrics: o.Metrics}
@@ -440,14 +442,14 @@ func (d *Deliverer) record(ctx context.Context, ev *models.WebhookEvent, n int, 
 
 // count records a recorded attempt in the metrics.
 func (d *Deliverer) count(ev *models.WebhookEvent, a attemptResult, state models.WebhookState) {
-	outcome := metrics.WebhookFailed
+	outcome := OutcomeFailed
 	switch {
 	case a.blocked:
-		outcome = metrics.WebhookBlocked
+		outcome = OutcomeBlocked
 	case state == models.WebhookDelivered:
-		outcome = metrics.WebhookDelivered
+		outcome = OutcomeDelivered
 	case state == models.WebhookPending:
-		outcome = metrics.WebhookRetry
+		outcome = OutcomeRetry
 	}
 	d.metrics.WebhookAttempt(ev.Event, outcome, a.latency)
 }

@@ -74,7 +74,7 @@ func TestAttemptsCounted(t *testing.T) {
 		blocked.Deliver(context.Background(), blockedID)
 	}
 
-	for outcome, want := range map[string]float64{metrics.WebhookRetry: 1, metrics.WebhookDelivered: 1, metrics.WebhookBlocked: 2, metrics.WebhookFailed: 0} {
+	for outcome, want := range map[string]float64{webhooks.OutcomeRetry: 1, webhooks.OutcomeDelivered: 1, webhooks.OutcomeBlocked: 2, webhooks.OutcomeFailed: 0} {
 		if n := metricstest.Value(t, m, "payoutd_webhook_attempts_total", "event", webhooks.DisbursementSuccess, "outcome", outcome); n != want {
 			t.Errorf("%s attempts counted %v, want %v", outcome, n, want)
 		}

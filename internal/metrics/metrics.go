@@ -3,8 +3,12 @@
 // calls and the asynq queues, in a registry of their own (with the Go
 // runtime and process collectors) served at /metrics.
 //
-// A nil *Metrics is valid and records nothing: services built without
-// metrics (tests, the admin CLI) pass nil.
+// *Metrics implements the sinks the domain packages declare
+// (payouts.Metrics, payments.Metrics, webhooks.Metrics), which keep them
+// free of Prometheus. A nil *Metrics is valid and records nothing:
+// services built without metrics (tests, the admin CLI) pass nil, and a
+// nil *Metrics in one of those interfaces is not a nil interface, so every
+// method must keep its nil check.
 package metrics
 
 import (
@@ -18,14 +22,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-)
 
-// Outcomes of a webhook attempt.
-const (
-	WebhookDelivered = "delivered"
-	WebhookRetry     = "retry"
-	WebhookFailed    = "failed"
-	WebhookBlocked   = "blocked" // refused by the SSRF guard
+	"github.com/payoutd/payoutd/webhooks"
 )
 
 // UnmatchedRoute is the route label of a request no route matched.
@@ -178,13 +176,13 @@ func (m *Metrics) PaymentTransition(from, to string) {
 }
 
 // WebhookAttempt records a webhook attempt with its outcome (one of the
-// Webhook* constants) and, unless it was blocked, how long it took.
+// webhooks.Outcome* constants) and, unless it was blocked, how long it took.
 func (m *Metrics) WebhookAttempt(event, outcome string, took time.Duration) {
 	if m == nil {
 		return
 	}
 	m.webhookAttempts.WithLabelValues(event, outcome).Inc()
-	if outcome != WebhookBlocked {
+	if outcome != webhooks.OutcomeBlocked {
 		m.webhookDuration.Observe(took.Seconds())
 	}
 }

@@ -13,9 +13,12 @@ import (
 
 	"github.com/payoutd/payoutd/internal/testenv"
 	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/payments"
+	"github.com/payoutd/payoutd/payouts"
 	"github.com/payoutd/payoutd/vendors"
 	"github.com/payoutd/payoutd/vendors/sandbox"
 	"github.com/payoutd/payoutd/vendors/vendorsim"
+	"github.com/payoutd/payoutd/webhooks"
 )
 
 func TestVendorCallsCounted(t *testing.T) {
@@ -110,12 +113,23 @@ func TestHTTPLabelsAreBounded(t *testing.T) {
 	}
 }
 
+// The outcome label values are an operator contract (dashboards, alerts):
+// webhooks declares them, and they must not change.
+func TestWebhookOutcomeLabels(t *testing.T) {
+	for got, want := range map[string]string{webhooks.OutcomeDelivered: "delivered", webhooks.OutcomeRetry: "retry",
+		webhooks.OutcomeFailed: "failed", webhooks.OutcomeBlocked: "blocked"} {
+		if got != want {
+			t.Errorf("outcome label %q, want %q", got, want)
+		}
+	}
+}
+
 func TestWebhookAttempts(t *testing.T) {
 	m := New()
-	m.WebhookAttempt("disbursement.success", WebhookRetry, 20*time.Millisecond)
-	m.WebhookAttempt("disbursement.success", WebhookDelivered, 30*time.Millisecond)
-	m.WebhookAttempt("disbursement.success", WebhookBlocked, 0)
-	for _, outcome := range []string{WebhookRetry, WebhookDelivered, WebhookBlocked} {
+	m.WebhookAttempt("disbursement.success", webhooks.OutcomeRetry, 20*time.Millisecond)
+	m.WebhookAttempt("disbursement.success", webhooks.OutcomeDelivered, 30*time.Millisecond)
+	m.WebhookAttempt("disbursement.success", webhooks.OutcomeBlocked, 0)
+	for _, outcome := range []string{webhooks.OutcomeRetry, webhooks.OutcomeDelivered, webhooks.OutcomeBlocked} {
 		if n := testutil.ToFloat64(m.webhookAttempts.WithLabelValues("disbursement.success", outcome)); n != 1 {
 			t.Errorf("%s: %v, want 1", outcome, n)
 		}
@@ -136,13 +150,35 @@ func TestWebhookAttempts(t *testing.T) {
 	t.Error("no payoutd_webhook_attempt_duration_seconds")
 }
 
-// A nil *Metrics records nothing and wraps nothing.
+// *Metrics is the sink the domain packages declare.
+var (
+	_ payouts.Metrics  = (*Metrics)(nil)
+	_ payments.Metrics = (*Metrics)(nil)
+	_ webhooks.Metrics = (*Metrics)(nil)
+)
+
+// A nil *Metrics records nothing and wraps nothing. Every sink method is
+// called on it, directly and through the domain packages' interfaces: a
+// caller that hands them a nil *Metrics (internal/app for the admin
+// commands) gives them a non-nil interface, which they call without a
+// check, so no method may dereference a nil receiver.
 func TestNilMetrics(t *testing.T) {
 	var m *Metrics
 	m.HTTPRequest("GET", "/", 200, time.Millisecond)
 	m.DisbursementTransition("", "VERIFIED")
+	m.DisbursementLateResult("simbank", "SUCCESS", "FAILED")
 	m.PaymentTransition("PENDING", "SUCCESS")
-	m.WebhookAttempt("payment.success", WebhookDelivered, time.Millisecond)
+	m.WebhookAttempt("payment.success", webhooks.OutcomeDelivered, time.Millisecond)
+	m.WebhookAttempt("payment.success", webhooks.OutcomeBlocked, 0)
+
+	var po payouts.Metrics = m
+	po.DisbursementTransition("", "VERIFIED")
+	po.DisbursementLateResult("simbank", "SUCCESS", "FAILED")
+	var pa payments.Metrics = m
+	pa.PaymentTransition("PENDING", "SUCCESS")
+	var wh webhooks.Metrics = m
+	wh.WebhookAttempt("payment.success", webhooks.OutcomeRetry, time.Millisecond)
+
 	r := sandbox.Registry(sandbox.Options{})
 	if got := m.WrapVendors(r); got[sandbox.SimBank] != r[sandbox.SimBank] {
 		t.Error("a nil Metrics wrapped the vendors")

@@ -1,0 +1,20 @@
+package payouts
+
+// Metrics counts what the disbursement lifecycle commits. The service
+// declares what it needs; internal/metrics implements it over Prometheus,
+// so this package imports no metrics library.
+type Metrics interface {
+	// DisbursementTransition records a committed status change; a create
+	// counts from "".
+	DisbursementTransition(from, to string)
+	// DisbursementLateResult records a vendor result (reported) that
+	// contradicted a disbursement's final status (stored).
+	DisbursementLateResult(vendor, stored, reported string)
+}
+
+// noMetrics counts nothing: New puts it in place of a nil Options.Metrics,
+// so callers never check.
+type noMetrics struct{}
+
+func (noMetrics) DisbursementTransition(from, to string)                 {}
+func (noMetrics) DisbursementLateResult(vendor, stored, reported string) {}

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Checks that the domain stays free of transport and infrastructure
+# (`make lint`; issue 12 point 4). The domain packages below must not
+# depend, even transitively, on the HTTP framework, the queue or the
+# metrics library, nor on the packages above them (nothing imports
+# upward); and the lifecycle packages must not import the SQL dialect
+# switch themselves. Each violation is printed with the import chain that
+# brings it in, from the domain package to the edge to cut.
+#
+# A listed path stands for itself and everything under it
+# (github.com/prometheus: every Prometheus package). One `go list -deps`
+# does all the work, so the check takes about a second.
+set -euo pipefail
+
+GO=${GO:-go}
+MODULE=github.com/payoutd/payoutd
+
+# The domain: these packages exactly, not their subpackages (vendors is the
+# vendor interface package; vendors/sandbox and the rest are adapters).
+DOMAIN="models payouts payments webhooks ledger vendors"
+# No domain package depends on these, not even transitively.
+FORBIDDEN="github.com/gin-gonic/gin github.com/hibiken/asynq github.com/prometheus"
+# Nor on the layers above it (module-relative).
+UPWARD="api worker tasks cmd internal/app"
+# These do not import DIALECT directly: the dialect switch belongs to the
+# store (ledger, the money store, may know the dialect).
+NO_DIALECT="models payouts payments webhooks"
+DIALECT=internal/database
+
+cd "$(dirname "$0")/.."
+
+roots=()
+for p in $DOMAIN; do roots+=("$MODULE/$p"); done
+graph=$($GO list -deps -f '{{.ImportPath}}{{range .Imports}} {{.}}{{end}}' "${roots[@]}")
+
+bad=0
+awk -v module="$MODULE" -v domain="$DOMAIN" -v forbidden="$FORBIDDEN" -v upward="$UPWARD" '
+function short(p) { return index(p, module "/") == 1 ? substr(p, length(module) + 2) : p }
+function under(p, prefix) { return p == prefix || index(p, prefix "/") == 1 }
+# why(p): the rule p breaks as a dependency of the domain, or "".
+function why(p,    i) {
+	for (i = 1; i <= nf; i++) if (under(p, f[i])) return "transport/infrastructure"
+	for (i = 1; i <= nu; i++) if (under(p, module "/" u[i])) return "imports upward"
+	return ""
+}
+function chain(root, p,    s) {
+	s = short(p)
+	while (p != root) { p = parent[p]; s = short(p) " -> " s }
+	return s
+}
+{ imports[$1] = substr($0, length($1) + 2) }
+END {
+	nf = split(forbidden, f, " "); nu = split(upward, u, " ")
+	nr = split(domain, r, " ")
+	bad = 0
+	for (i = 1; i <= nr; i++) {
+		root = module "/" r[i]
+		# Breadth first from root: shortest chains. A forbidden package is
+		# reported at the edge that enters it and not walked into.
+		split("", parent); split("", seen)
+		head = tail = 0; queue[tail++] = root; seen[root] = 1
+		while (head < tail) {
+			p = queue[head++]
+			n = split(imports[p], deps, " ")
+			for (j = 1; j <= n; j++) {
+				d = deps[j]
+				if (d in seen) continue
+				seen[d] = 1; parent[d] = p
+				if ((reason = why(d)) != "") {
+					printf "importcheck: %s: %s (%s)\n", r[i], chain(root, d), reason
+					bad = 1
+					continue
+				}
+				queue[tail++] = d
+			}
+		}
+	}
+	exit bad
+}' <<<"$graph" || bad=1
+
+for p in $NO_DIALECT; do
+	line=$(grep -E "^$MODULE/$p( |\$)" <<<"$graph" || true)
+	case " $line " in *" $MODULE/$DIALECT "*)
+		files=$(grep -l "\"$MODULE/$DIALECT\"" "$p"/*.go | grep -v '_test\.go$' | paste -sd ' ' || true)
+		echo "importcheck: $p imports $DIALECT directly (the dialect switch belongs to the store): $files"
+		bad=1
+		;;
+	esac
+done
+
+if [ "$bad" = 1 ]; then
+	echo "importcheck: FAIL: the domain ($DOMAIN) must stay free of transport and infrastructure (see scripts/importcheck.sh)"
+	exit 1
+fi
+echo "importcheck: ok: $DOMAIN"
