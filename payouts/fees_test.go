@@ -76,7 +76,7 @@ func TestFeesAndMinimumsPerTransferType(t *testing.T) {
 		for _, gross := range refused {
 			q, err := e.svc.Quote(e.ctx, client, params(gross))
 			if !refusedBelowMinimum(err, row.minText) || q != nil {
-				t.Errorf("%s: quote of %s: %+v, %v; want %s%s", name, gross, q, err, belowMinimum, row.minText)
+				t.Errorf("%s: quote of %s: %s; want %s%s", name, gross, quoted(q, err), belowMinimum, row.minText)
 			}
 		}
 		e.unchanged(name+": quotes", before)
@@ -94,7 +94,7 @@ func TestFeesAndMinimumsPerTransferType(t *testing.T) {
 			key := fmt.Sprintf("refused-%d", i)
 			got, err := e.svc.Create(e.ctx, client, CreateRequest{Params: params(gross), IdempotencyKey: key})
 			if !refusedBelowMinimum(err, row.minText) || got != nil {
-				t.Errorf("%s: create of %s: %+v, %v; want %s%s", name, gross, got, err, belowMinimum, row.minText)
+				t.Errorf("%s: create of %s: %s; want %s%s", name, gross, outcome(got, err), belowMinimum, row.minText)
 			}
 			if n := e.count("disbursements", "client_id = ? AND idempotency_key = ?", client.ID, key); n != 0 {
 				t.Errorf("%s: a create below the minimum stored %d disbursements", name, n)
@@ -161,24 +161,24 @@ func TestAvailableBalanceCoversTheGross(t *testing.T) {
 	before := e.snapshot()
 	for _, gross := range []int64{400_001, 500_000, 1_000_000} {
 		if q, err := e.svc.Quote(e.ctx, e.client, e.params(gross, "1234567890")); !errors.Is(err, models.ErrInsufficientBalance) {
-			t.Errorf("quote of %d with 400000 available: %+v, %v; want ErrInsufficientBalance", gross, q, err)
+			t.Errorf("quote of %d with 400000 available: %s; want ErrInsufficientBalance", gross, quoted(q, err))
 		}
 		if got, err := e.create(fmt.Sprintf("too-much-%d", gross), e.params(gross, "1234567890")); !errors.Is(err, models.ErrInsufficientBalance) {
-			t.Errorf("create of %d with 400000 available: %+v, %v; want ErrInsufficientBalance", gross, got, err)
+			t.Errorf("create of %d with 400000 available: %s; want ErrInsufficientBalance", gross, outcome(got, err))
 		}
 	}
 	e.unchanged("refused for the balance", before)
 
 	q, err := e.svc.Quote(e.ctx, e.client, e.params(400_000, "1234567890"))
 	if err != nil || q.Fee != models.Rupiah(2_500) || q.Net != models.Rupiah(397_500) {
-		t.Fatalf("quote of the whole available 400000: %+v, %v; want fee 2500 net 397500", q, err)
+		t.Fatalf("quote of the whole available 400000: %s; want fee 2500 net 397500", quoted(q, err))
 	}
 	d := e.mustCreate(e.client, CreateRequest{Params: e.params(400_000, "1234567890"), IdempotencyKey: "all-of-it"})
 	if w := e.walletNow(); w.Balance != models.Rupiah(1_000_000) || w.Locked != models.Rupiah(1_000_000) || w.Available() != 0 {
 		t.Fatalf("wallet balance %s locked %s after locking all of it", w.Balance, w.Locked)
 	}
 	if got, err := e.create("nothing-left", e.params(12_500, "1234567890")); !errors.Is(err, models.ErrInsufficientBalance) {
-		t.Fatalf("create of the minimum with nothing available: %+v, %v", got, err)
+		t.Fatalf("create of the minimum with nothing available: %s; want ErrInsufficientBalance", outcome(got, err))
 	}
 	e.submit(d.ID)
 	e.clock.Advance(svcCompleteAfter)
@@ -216,11 +216,19 @@ func TestChecksRunInTheSpecsOrder(t *testing.T) {
 	before := e.snapshot()
 	for i, tc := range cases {
 		if q, err := e.svc.Quote(e.ctx, e.client, tc.params); !sameError(err, tc.want) {
-			t.Errorf("quote, %s: %+v, %v; want %v", tc.name, q, err, tc.want)
+			t.Errorf("quote, %s: %s; want %v", tc.name, quoted(q, err), tc.want)
 		}
 		if got, err := e.create(fmt.Sprintf("order-%d", i), tc.params); !sameError(err, tc.want) {
-			t.Errorf("create, %s: %+v, %v; want %v", tc.name, got, err, tc.want)
+			t.Errorf("create, %s: %s; want %v", tc.name, outcome(got, err), tc.want)
 		}
 	}
 	e.unchanged("refusals", before)
+}
+
+// quoted describes what a quote answered, for a failure message.
+func quoted(q *Quote, err error) string {
+	if err != nil {
+		return fmt.Sprintf("error %q", err)
+	}
+	return fmt.Sprintf("amount %s fee %s net %s", q.Params.Amount, q.Fee, q.Net)
 }

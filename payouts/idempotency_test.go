@@ -1,14 +1,17 @@
 package payouts
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/vendors"
 	"github.com/payoutd/payoutd/vendors/sandbox"
 )
 
@@ -102,13 +105,13 @@ func TestCreateReplaysByKey(t *testing.T) {
 					g := got.Disbursement
 					if !got.Replayed || g.ID != d.ID || g.Status != status || g.IdempotencyKey != key || g.Amount != d.Amount ||
 						g.Memo == nil || *g.Memo != "first memo" || g.ReferenceID == nil || *g.ReferenceID != "inv-1" {
-						t.Errorf("%s, %s: replayed %v, %+v; want the stored %s disbursement %s", c.name, name, got.Replayed, g, status, d.ID)
+						t.Errorf("%s, %s: %s, memo %v, reference %v; want a replay of the stored %s disbursement %s", c.name, name, outcome(got, err), g.Memo, g.ReferenceID, status, d.ID)
 					}
 				}
 				for name, r := range mismatches {
 					got, err := e.svc.Create(e.ctx, c.client, r)
 					if !errors.Is(err, models.ErrIdempotencyMismatch) || got != nil {
-						t.Errorf("%s, %s: %+v, %v; want ErrIdempotencyMismatch", c.name, name, got, err)
+						t.Errorf("%s, %s: %s; want ErrIdempotencyMismatch", c.name, name, outcome(got, err))
 					}
 				}
 				e.unchanged(c.name, before)
@@ -135,11 +138,11 @@ func TestIdempotencyKeysArePerClient(t *testing.T) {
 	// create on a wallet they do not have, not a replay of mine.
 	my := e.mustCreate(e.client, mine)
 	if got, err := e.svc.Create(e.ctx, other, mine); !errors.Is(err, models.ErrWalletNotFound) || got != nil {
-		t.Fatalf("their create with my key and wallet: %+v, %v; want ErrWalletNotFound", got, err)
+		t.Fatalf("their create with my key and wallet: %s; want ErrWalletNotFound", outcome(got, err))
 	}
 	their := e.mustCreate(other, theirs)
 	if their.ID == my.ID || their.ClientID != other.ID || their.WalletID != theirWallet {
-		t.Fatalf("their disbursement %+v shares my key's %s", their, my.ID)
+		t.Fatalf("their disbursement %s (client %s, wallet %s) shares my key's %s", their.ID, their.ClientID, their.WalletID, my.ID)
 	}
 	before := e.snapshot()
 	for _, tc := range []struct {
@@ -153,7 +156,7 @@ func TestIdempotencyKeysArePerClient(t *testing.T) {
 	} {
 		got, err := e.svc.Create(e.ctx, tc.client, tc.req)
 		if err != nil || !got.Replayed || got.Disbursement.ID != tc.want {
-			t.Errorf("%s: %+v, %v; want a replay of %s", tc.name, got, err, tc.want)
+			t.Errorf("%s: %s; want a replay of %s", tc.name, outcome(got, err), tc.want)
 		}
 	}
 	for _, tc := range []struct {
@@ -165,7 +168,7 @@ func TestIdempotencyKeysArePerClient(t *testing.T) {
 		{"my parameters under their key", other, mine},
 	} {
 		if got, err := e.svc.Create(e.ctx, tc.client, tc.req); !errors.Is(err, models.ErrIdempotencyMismatch) || got != nil {
-			t.Errorf("%s: %+v, %v; want ErrIdempotencyMismatch", tc.name, got, err)
+			t.Errorf("%s: %s; want ErrIdempotencyMismatch", tc.name, outcome(got, err))
 		}
 	}
 	e.unchanged("replays and mismatches", before)
@@ -244,6 +247,94 @@ func TestConcurrentCreatesWithOneKey(t *testing.T) {
 	}
 }
 
+// Rule 5 with the race forced, on both databases (goroutines alone rarely
+// interleave on SQLite's one connection): a create held in its recipient
+// inquiry, after it found the key free and read the wallet, while a twin
+// with the same key is created, then finds the key taken or the funds
+// locked by the twin, and answers the twin's replay, never a refusal of
+// its own or a second disbursement. (The spec lets a loser answer 409,
+// ErrIdempotencyInFlight; once the twin has committed, as here, Create
+// promises its replay, as api's TestDisbursementSameKeyTwinThatFinishesFirst
+// asserts over HTTP.)
+func TestTwinThatFinishesFirst(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		funds int64
+	}{
+		{"wallet with room for many", 1_000_000},
+		{"wallet funded for exactly one", 100_000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newSvcEnv(t, models.Rupiah(tc.funds))
+			held := &heldInquiry{Vendor: sandbox.NewSimBank(sandbox.Options{CompleteAfter: svcCompleteAfter, Now: e.clock.Now}),
+				reached: make(chan struct{}), release: make(chan struct{})}
+			svc := New(Options{DB: e.db, Vendors: vendors.NewRegistry(held), LockTTL: svcLockTTL, Now: e.clock.Now})
+			req := CreateRequest{Params: e.params(100_000, "1234567890"), IdempotencyKey: "twin"}
+
+			held.arm()
+			type answer struct {
+				created *Created
+				err     error
+			}
+			first := make(chan answer, 1)
+			go func() {
+				created, err := svc.Create(e.ctx, e.client, req)
+				first <- answer{created, err}
+			}()
+			select {
+			case <-held.reached:
+			case a := <-first:
+				t.Fatalf("the first create answered %s without reaching its inquiry", outcome(a.created, a.err))
+			case <-time.After(30 * time.Second):
+				t.Fatal("the first create never reached its inquiry")
+			}
+			twin := e.mustCreate(e.client, req)
+			close(held.release)
+			a := <-first
+			if a.err != nil || !a.created.Replayed || a.created.Disbursement.ID != twin.ID {
+				t.Fatalf("the held create: %s; want a replay of the twin %s", outcome(a.created, a.err), twin.ID)
+			}
+			if n := e.count("disbursements", "client_id = ? AND idempotency_key = ?", e.client.ID, "twin"); n != 1 {
+				t.Errorf("%d disbursements stored, want 1", n)
+			}
+			if w := e.walletNow(); w.Locked != models.Rupiah(100_000) || w.Balance != models.Rupiah(tc.funds) {
+				t.Errorf("wallet balance %s locked %s; want %d with one lock of 100000", w.Balance, w.Locked, tc.funds)
+			}
+			e.reconciled()
+		})
+	}
+}
+
+// heldInquiry is a vendor whose next account inquiry, once armed, waits
+// until release is closed: a slow recipient bank.
+type heldInquiry struct {
+	vendors.Vendor
+	mu      sync.Mutex
+	armed   bool
+	reached chan struct{}
+	release chan struct{}
+}
+
+func (v *heldInquiry) arm() {
+	v.mu.Lock()
+	v.armed = true
+	v.mu.Unlock()
+}
+
+func (v *heldInquiry) Inquire(ctx context.Context, req vendors.InquiryRequest) (vendors.Account, error) {
+	v.mu.Lock()
+	armed := v.armed
+	v.armed = false
+	v.mu.Unlock()
+	if armed {
+		close(v.reached)
+		<-v.release
+	}
+	return v.Vendor.Inquire(ctx, req)
+}
+
 // DESIGN.md: a create that stored no disbursement does not consume its
 // Idempotency-Key. Each refusal stores, locks and posts nothing; a valid
 // create with the same key afterwards is a fresh create, and its own
@@ -290,16 +381,16 @@ func TestRefusedCreateDoesNotConsumeItsKey(t *testing.T) {
 		before := e.snapshot()
 		got, err := e.svc.Create(e.ctx, tc.client, CreateRequest{Params: tc.params, IdempotencyKey: key})
 		if !sameError(err, tc.want) || got != nil {
-			t.Errorf("%s: %+v, %v; want %v", tc.name, got, err, tc.want)
+			t.Errorf("%s: %s; want %v", tc.name, outcome(got, err), tc.want)
 			continue
 		}
 		e.unchanged(tc.name, before)
 		d := e.mustCreate(e.client, CreateRequest{Params: valid, IdempotencyKey: key})
 		if d.IdempotencyKey != key || d.Status != models.StatusVerified {
-			t.Errorf("%s: the later valid create stored %+v", tc.name, d)
+			t.Errorf("%s: the later valid create stored key %q status %s", tc.name, d.IdempotencyKey, d.Status)
 		}
 		if again, err := e.create(key, valid); err != nil || !again.Replayed || again.Disbursement.ID != d.ID {
-			t.Errorf("%s: the valid create's replay: %+v, %v", tc.name, again, err)
+			t.Errorf("%s: the valid create's replay: %s; want a replay of %s", tc.name, outcome(again, err), d.ID)
 		}
 	}
 	if w := e.walletNow(); w.Locked != models.Rupiah(20_000)*models.Amount(len(cases)) {
@@ -315,4 +406,18 @@ func sameError(err, want error) bool {
 		return errors.As(err, &got) && got.Message == wanted.Message
 	}
 	return errors.Is(err, want)
+}
+
+// outcome describes what a create answered, for a failure message.
+func outcome(got *Created, err error) string {
+	switch {
+	case err != nil && got != nil:
+		return fmt.Sprintf("error %q with a result %s", err, got.Disbursement.ID)
+	case err != nil:
+		return fmt.Sprintf("error %q", err)
+	case got.Replayed:
+		return fmt.Sprintf("replay of %s (%s)", got.Disbursement.ID, got.Disbursement.Status)
+	default:
+		return fmt.Sprintf("fresh create %s (%s)", got.Disbursement.ID, got.Disbursement.Status)
+	}
 }
