@@ -13,9 +13,12 @@ import (
 	"github.com/payoutd/payoutd/vendors/sandbox"
 )
 
-// Idempotency rules 2 and 3 and DESIGN.md's replay clarification: a replay
-// answers by the stored status, always with Idempotent-Replayed: true, and
-// moves no money. The submits are held so that each status can be set up.
+// Idempotency rules 2 and 3 and DESIGN.md's replay clarification, as HTTP:
+// a replay answers by the stored status (its HTTP status and message),
+// always with Idempotent-Replayed: true, and moves no money. The submits
+// are held so that each status can be set up. That the service replays
+// every status, also while withdrawals are suspended, is
+// payouts.TestCreateReplaysByKey.
 func TestDisbursementReplayByStoredStatus(t *testing.T) {
 	t.Parallel()
 	e := setupPayouts(t, payoutSetup{noSubmit: true, submitWait: time.Nanosecond, lockTTL: time.Minute, funds: "10000000"})
@@ -67,13 +70,6 @@ func TestDisbursementReplayByStoredStatus(t *testing.T) {
 		{"expired", http.StatusGone, "Withdrawal lock has expired", models.StatusExpired},
 		{"cancelled", http.StatusConflict, "disbursement was cancelled", models.StatusCancelled},
 	}
-	// Rule 6: while withdrawals are suspended, every stored status still
-	// replays as it does otherwise.
-	e.update(map[string]string{"withdrawals": "suspended"})
-	for _, tc := range cases {
-		e.create(tc.key, bodies[tc.key]).replayed(t, tc.status, tc.msg)
-	}
-	e.update(map[string]string{"withdrawals": "active"})
 	for _, tc := range cases {
 		t.Run(tc.key, func(t *testing.T) {
 			t.Parallel()
@@ -104,9 +100,11 @@ func TestDisbursementReplayByStoredStatus(t *testing.T) {
 	})
 }
 
-// Rule 4: the same key with any compared field changed is 422 and does
-// nothing; the forms that normalise to the same parameters, and memo and
-// reference_id, which are not compared, replay the original.
+// Rule 4 as HTTP: the same key with another amount is 422 with the spec's
+// message and does nothing; a wallet id in capitals (the same UUID as
+// parsed) replays the original, and a replay with another memo answers
+// the stored memo and reference_id. Each compared field, and that memo
+// and reference_id are not compared, is payouts.TestCreateReplaysByKey.
 func TestDisbursementReplayParameterMismatch(t *testing.T) {
 	t.Parallel()
 	forEachQueue(t, payoutSetup{}, func(t *testing.T, e *payoutEnv) {
@@ -116,30 +114,14 @@ func TestDisbursementReplayParameterMismatch(t *testing.T) {
 		before := e.snapshot()
 
 		changed := func(f func(p *payoutBody)) payoutBody { p := original; f(&p); return p }
-		mismatches := map[string]payoutBody{
-			"client_wallet_id":        changed(func(p *payoutBody) { p.wallet = e.ewallet.String() }),
-			"amount":                  changed(func(p *payoutBody) { p.amount = "100001" }),
-			"bank_code":               changed(func(p *payoutBody) { p.bank = "bri" }),
-			"account_no":              changed(func(p *payoutBody) { p.account = "1234567891" }),
-			"transfer_type":           changed(func(p *payoutBody) { p.transferType = "RTOL" }),
-			"account_no zero-padded":  changed(func(p *payoutBody) { p.account = "01234567890" }),
-			"amount and memo changed": changed(func(p *payoutBody) { p.amount = "200000"; p.memo = "other" }),
-		}
-		for name, p := range mismatches {
-			t.Run("mismatch/"+name, func(t *testing.T) {
-				t.Parallel()
-				r := e.sub(t).create("key-m", p)
-				r.expect(t, http.StatusUnprocessableEntity, mismatchMsg)
-			})
+		r := e.create("key-m", changed(func(p *payoutBody) { p.amount = "100001" }))
+		r.expect(t, http.StatusUnprocessableEntity, mismatchMsg)
+		if r.header.Get("Idempotent-Replayed") != "" {
+			t.Fatal("a mismatch carries Idempotent-Replayed")
 		}
 		same := map[string]payoutBody{
-			"amount with scale":        changed(func(p *payoutBody) { p.amount = "100000.0000" }),
-			"wallet id in capitals":    changed(func(p *payoutBody) { p.wallet = strings.ToUpper(e.wallet.String()) }),
-			"bank_code in capitals":    changed(func(p *payoutBody) { p.bank = "BcA" }),
-			"account_no with spaces":   changed(func(p *payoutBody) { p.account = "  1234567890\t" }),
-			"another memo":             changed(func(p *payoutBody) { p.memo = "second memo" }),
-			"no memo, no reference_id": changed(func(p *payoutBody) { p.memo, p.referenceID = "", "" }),
-			"another reference_id":     changed(func(p *payoutBody) { p.referenceID = "inv-2" }),
+			"wallet id in capitals": changed(func(p *payoutBody) { p.wallet = strings.ToUpper(e.wallet.String()) }),
+			"another memo":          changed(func(p *payoutBody) { p.memo = "second memo" }),
 		}
 		for name, p := range same {
 			t.Run("same/"+name, func(t *testing.T) {
@@ -163,26 +145,20 @@ func TestDisbursementReplayParameterMismatch(t *testing.T) {
 	})
 }
 
-// Rule 6: while withdrawals are suspended, replays of existing
-// disbursements still answer as usual (and a mismatch is still 422), but a
-// fresh create or a quote is 403 and stores nothing; once active again the
-// same new key works.
+// Rule 6 as HTTP: while withdrawals are suspended, a replay still reaches
+// the service and answers as usual, but a fresh create or a quote is 403
+// with its message, without Idempotent-Replayed, and stores nothing; once
+// active again the same new key works. Replays of every stored status
+// while suspended are payouts.TestCreateReplaysByKey.
 func TestDisbursementReplayWhileSuspended(t *testing.T) {
 	t.Parallel()
 	forEachQueue(t, payoutSetup{}, func(t *testing.T, e *payoutEnv) {
 		paid := e.body("100000", "1234567890")
 		e.create("paid", paid).created(t, models.StatusSuccess)
-		inFlight := e.body("100000", sandbox.AccountStaysRequested)
-		e.create("in-flight", inFlight).created(t, models.StatusRequested)
-		rejected := e.body("100000", sandbox.AccountSubmitRejected)
-		e.create("rejected", rejected).expect(t, http.StatusServiceUnavailable, "Vendor payout request failed")
 
 		e.update(map[string]string{"withdrawals": "suspended"})
 		before := e.snapshot()
 		e.create("paid", paid).replayed(t, http.StatusOK, "")
-		e.create("in-flight", inFlight).replayed(t, http.StatusOK, "")
-		e.create("rejected", rejected).replayed(t, http.StatusServiceUnavailable, "Vendor payout request failed")
-		e.create("paid", e.body("100001", "1234567890")).expect(t, http.StatusUnprocessableEntity, mismatchMsg)
 		fresh := e.create("new", paid)
 		fresh.expect(t, http.StatusForbidden, suspendedMsg)
 		if fresh.header.Get("Idempotent-Replayed") != "" {
@@ -193,13 +169,16 @@ func TestDisbursementReplayWhileSuspended(t *testing.T) {
 
 		e.update(map[string]string{"withdrawals": "active"})
 		e.create("new", paid).created(t, models.StatusSuccess)
-		e.wantWallet(e.wallet, 800_000, 100_000)
+		e.wantWallet(e.wallet, 800_000, 0)
 		e.reconciled()
 	})
 }
 
-// Idempotency keys belong to a client: another client's create with the
-// same key is its own fresh disbursement, and each replay finds its own.
+// Idempotency keys belong to a client, and over HTTP the client is the API
+// key's: another client's create with the same key is its own fresh
+// disbursement (201), and its replay answers its own. The rest of the rule
+// (mismatches across clients, a key never revealing another client's
+// disbursement) is payouts.TestIdempotencyKeysArePerClient.
 func TestDisbursementKeysArePerClient(t *testing.T) {
 	t.Parallel()
 	forEachQueue(t, payoutSetup{}, func(t *testing.T, e *payoutEnv) {
@@ -218,44 +197,7 @@ func TestDisbursementKeysArePerClient(t *testing.T) {
 		if r.disbursement(t).ID != their.ID {
 			t.Fatalf("their replay answered %s", r.body)
 		}
-		r = e.create("shared-key", e.body("100000", "1234567890"))
-		r.replayed(t, http.StatusOK, "")
-		if r.disbursement(t).ID != mine.ID {
-			t.Fatalf("my replay answered %s", r.body)
-		}
-		// Their parameters under my key are a mismatch with my disbursement,
-		// and do not reveal theirs.
-		e.create("shared-key", theirBody).expect(t, http.StatusUnprocessableEntity, mismatchMsg)
 		e.wantWallet(e.wallet, 900_000, 0)
 		e.wantWallet(theirs, 400_000, 0)
-		e.reconciled()
-	})
-}
-
-// A key's disbursement outlives its wallet's usability: once the wallet is
-// no longer active, a replay still answers and a mismatch is still 422,
-// while a fresh key on that wallet is 404. A key reused with a wallet the
-// client does not have is a mismatch, not a 404.
-func TestDisbursementReplayOutlivesItsWallet(t *testing.T) {
-	t.Parallel()
-	forEachQueue(t, payoutSetup{}, func(t *testing.T, e *payoutEnv) {
-		paid := e.body("100000", "1234567890")
-		first := e.create("paid", paid).created(t, models.StatusSuccess)
-		unknownWallet := paid
-		unknownWallet.wallet = "0b7e7a52-3c1d-4f4e-8a55-2d9e1c0b7a11"
-		e.create("paid", unknownWallet).expect(t, http.StatusUnprocessableEntity, mismatchMsg)
-
-		if err := e.db.Exec(`UPDATE wallets SET state = ? WHERE id = ?`, models.WalletProvisioning, e.wallet).Error; err != nil {
-			t.Fatal(err)
-		}
-		before := e.snapshot()
-		r := e.create("paid", paid)
-		r.replayed(t, http.StatusOK, "")
-		if r.disbursement(t).ID != first.ID {
-			t.Fatalf("replay answered %s", r.body)
-		}
-		e.create("paid", e.body("100001", "1234567890")).expect(t, http.StatusUnprocessableEntity, mismatchMsg)
-		e.create("fresh", paid).expect(t, http.StatusNotFound, "wallet not found")
-		e.unchanged(before)
 	})
 }

@@ -112,6 +112,10 @@ func TestDisbursementCreateValidation(t *testing.T) {
 // applies what create applies"): every refusal answers its status and exact
 // message, and leaves the wallets, the stored disbursements and the vendor
 // untouched. The key used by every refused create still works afterwards.
+// The minimums per transfer type and client, and which check answers
+// first, are payouts.TestFeesAndMinimumsPerTransferType and
+// payouts.TestChecksRunInTheSpecsOrder; here one minimum row keeps the
+// 422 and its message.
 func TestDisbursementCreateAndQuoteRefusals(t *testing.T) {
 	t.Parallel()
 	forEachQueue(t, payoutSetup{}, func(t *testing.T, e *payoutEnv) {
@@ -144,8 +148,6 @@ func TestDisbursementCreateAndQuoteRefusals(t *testing.T) {
 			{"e-wallet number with country prefix", e.ewalletBody("100000", "ovo", "6281234567890"), 422, "bank account verification failed"},
 			{"BIFAST below minimum", e.body("12499", "1234567890"), 422, "withdrawal amount is below minimum: 12500"},
 			{"BIFAST a fraction below minimum: a fraction first", e.body("12499.9999", "1234567890"), 400, "amount must be a whole number of rupiah"},
-			{"RTOL below minimum", e.body("16499", "1234567890").rtol(), 422, "withdrawal amount is below minimum: 16500"},
-			{"RTOL at the BIFAST minimum", e.body("12500", "1234567890").rtol(), 422, "withdrawal amount is below minimum: 16500"},
 			{"inquiry gateway down (1000000006)", e.body("100000", sandbox.AccountInquiryDown), 503, gatewayDownMsg},
 		}
 		valid := e.body("100000", "1234567890").json()
@@ -210,37 +212,12 @@ func TestDisbursementCreateAndQuoteRefusals(t *testing.T) {
 	})
 }
 
-// The minimum gross is the fee plus 10,000 net: exactly the minimum is paid.
-func TestDisbursementMinimumIsInclusive(t *testing.T) {
-	t.Parallel()
-	forEachQueue(t, payoutSetup{}, func(t *testing.T, e *payoutEnv) {
-		for _, tc := range []struct {
-			body     payoutBody
-			fee, net string
-		}{
-			{e.body("12500", "1234567890"), "2500", "10000"},
-			{e.body("16500", "1234567890").rtol(), "6500", "10000"},
-		} {
-			q := e.quote(tc.body)
-			q.expect(t, http.StatusOK, "")
-			var quote quoteResponse
-			q.decode(t, &quote)
-			if quote.PlatformFee != tc.fee || quote.NetAmount != tc.net {
-				t.Fatalf("quote %s", q.body)
-			}
-			d := e.create("min-"+tc.body.transferType, tc.body).created(t, models.StatusSuccess)
-			if d.PlatformFee != tc.fee || d.NetAmount != tc.net || d.Amount != tc.body.amount {
-				t.Fatalf("created %+v", d)
-			}
-		}
-		e.wantWallet(e.wallet, 1_000_000-12_500-16_500, 0)
-		e.reconciled()
-	})
-}
-
-// Fees and minimums come from the client's own settings (client update),
-// per transfer type: the quote, the create, the refusal's minimum and the
-// money moved all follow them, and another client keeps the defaults.
+// Fees and minimums come from the client's own settings, set with payoutd
+// admin client update (--bifast-fee, --rtol-fee, --bifast-min-net,
+// --rtol-min-net) and read by the API for the calling client: the quote,
+// the create, the refusal's minimum and the money moved all follow them.
+// The pricing rule itself (fee, net, minimum, boundaries, other clients
+// unaffected) is payouts.TestFeesAndMinimumsPerTransferType.
 func TestDisbursementFeesAndMinimumsFollowClientSettings(t *testing.T) {
 	t.Parallel()
 	forEachQueue(t, payoutSetup{}, func(t *testing.T, e *payoutEnv) {
@@ -277,37 +254,6 @@ func TestDisbursementFeesAndMinimumsFollowClientSettings(t *testing.T) {
 		// The gross leaves the wallet; the fee ledger and the vendor clearing
 		// reconcile against the stored fee and net.
 		e.wantWallet(e.wallet, 800_000, 0)
-		e.reconciled()
-
-		other := e.newMerchant()
-		theirs := e.newWallet(other.id, "Theirs", sandbox.SimBank, false)
-		e.fund(theirs, "500000")
-		r := e.quoteAs(other, payoutBody{wallet: theirs.String(), amount: "100000", bank: "bca", account: "1234567890", transferType: "BIFAST"})
-		r.expect(t, http.StatusOK, "")
-		var quote quoteResponse
-		r.decode(t, &quote)
-		if quote.PlatformFee != "2500" || quote.NetAmount != "97500" {
-			t.Fatalf("another client's quote %s, want the default fee", r.body)
-		}
-	})
-}
-
-// available = balance − locked: a payout still in flight holds its gross,
-// so a second one the balance alone would cover is 402, for create and for
-// quote alike, while exactly the available amount is accepted.
-func TestDisbursementInsufficientAvailableBalance(t *testing.T) {
-	t.Parallel()
-	forEachQueue(t, payoutSetup{}, func(t *testing.T, e *payoutEnv) {
-		e.create("in-flight", e.body("600000", sandbox.AccountStaysRequested)).created(t, models.StatusRequested)
-		e.wantWallet(e.wallet, 1_000_000, 600_000)
-		before := e.snapshot()
-		e.create("too-much", e.body("400001", "1234567890")).expect(t, http.StatusPaymentRequired, "Insufficient balance")
-		e.quote(e.body("500000", "1234567890")).expect(t, http.StatusPaymentRequired, "Insufficient balance")
-		e.unchanged(before)
-		e.quote(e.body("400000", "1234567890")).expect(t, http.StatusOK, "")
-		e.create("too-much", e.body("400000", "1234567890")).created(t, models.StatusSuccess)
-		e.wantWallet(e.wallet, 600_000, 600_000)
-		e.create("nothing-left", e.body("12500", "1234567890")).expect(t, http.StatusPaymentRequired, "Insufficient balance")
 		e.reconciled()
 	})
 }
