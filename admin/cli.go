@@ -134,6 +134,18 @@ func parse(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
+// requireGiven refuses, as a usage error (exit 2), a command line without
+// the flag name: a missing required flag is a mistake in the command line
+// like a missing --client, whatever the command does with the value.
+func requireGiven(fs *flag.FlagSet, name, msg string) error {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	if !given {
+		return usageError{msg}
+	}
+	return nil
+}
+
 func requireID(flagName, raw string) (uuid.UUID, error) {
 	if raw == "" {
 		return uuid.Nil, usageError{"--" + flagName + " is required"}
@@ -155,6 +167,9 @@ func runClientCreate(ctx context.Context, d Deps, fs *flag.FlagSet, args []strin
 	fs.StringVar(&o.PaymentWebhookURL, "payment-webhook-url", "", "")
 	fs.BoolVar(&o.NoSigningSecret, "no-signing-secret", false, "")
 	if err := parse(fs, args); err != nil {
+		return nil, err
+	}
+	if err := requireGiven(fs, "name", "--name is required"); err != nil {
 		return nil, err
 	}
 	o.Kind = models.ClientKind(kind)
@@ -203,6 +218,11 @@ func runWalletCreate(ctx context.Context, d Deps, fs *flag.FlagSet, args []strin
 	if err != nil {
 		return nil, err
 	}
+	for _, name := range []string{"name", "vendor"} {
+		if err := requireGiven(fs, name, "--"+name+" is required"); err != nil {
+			return nil, err
+		}
+	}
 	o.ClientID = id
 	return CreateWallet(ctx, d, o)
 }
@@ -236,6 +256,9 @@ func runWalletAdjust(ctx context.Context, d Deps, fs *flag.FlagSet, args []strin
 	}
 	if *amount == "" {
 		return nil, usageError{"--amount is required"}
+	}
+	if err := requireGiven(fs, "memo", "--memo is required: say why the balance changes"); err != nil {
+		return nil, err
 	}
 	return AdjustWallet(ctx, d, id, *amount, *memo)
 }
