@@ -83,7 +83,7 @@ func writeStatus(tx *gorm.DB, ids []uuid.UUID, from models.DisbursementStatus, p
 	at := from
 	for _, m := range path {
 		if !at.CanMoveTo(m.To) {
-			return "", fmt.Errorf("%w: %s → %s for %s", models.ErrTransitionRefused, at, m.To, describe(ids))
+			return "", fmt.Errorf("%w: %s → %s for %s", models.ErrTransitionRefused, at, m.To, namesOf(ids))
 		}
 		stepUpdates(updates, m, now)
 		if m.IfSubmitAttempts != nil {
@@ -176,12 +176,20 @@ func stepUpdates(updates map[string]any, m Move, now time.Time) {
 	}
 }
 
-// describe names the disbursements of a move in an error.
+// namesOf names the disbursements of a move in an error.
+func namesOf(ids []uuid.UUID) string {
+	if len(ids) == 1 {
+		return ids[0].String()
+	}
+	return fmt.Sprintf("%d disbursements from %s", len(ids), ids[0])
+}
+
+// describe is namesOf with its verb, for "<describe> no longer <status>".
 func describe(ids []uuid.UUID) string {
 	if len(ids) == 1 {
-		return ids[0].String() + " is"
+		return namesOf(ids) + " is"
 	}
-	return fmt.Sprintf("%d disbursements from %s are", len(ids), ids[0])
+	return namesOf(ids) + " are"
 }
 
 // applyMove mirrors move m, as stepUpdates stores it, on d.
