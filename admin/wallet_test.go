@@ -1,0 +1,71 @@
+package admin_test
+
+import (
+	"testing"
+)
+
+func TestWalletCreate(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	client := h.ok("client", "create", "--name", "Toko")["client_id"].(string)
+
+	out := h.ok("wallet", "create", "--client", client, "--name", "Main", "--vendor", "simbank")
+	if out["name"] != "Main" || out["vendor"] != "simbank" {
+		t.Fatalf("wallet create printed %v", out)
+	}
+	// The wallet_id printed is the wallet's: it takes an adjustment.
+	wallet := out["wallet_id"].(string)
+	if got := h.ok("wallet", "adjust", "--wallet", wallet, "--amount", "1", "--memo", "x"); got["wallet_id"] != wallet {
+		t.Fatalf("adjusting the created wallet printed %v", got)
+	}
+	other := h.ok("wallet", "create", "--client", client, "--name", "E-wallets", "--vendor", "simwallet", "--provisioning", "--default")
+	if other["wallet_id"] == wallet || other["vendor"] != "simwallet" {
+		t.Fatalf("second wallet create printed %v", other)
+	}
+
+	h.usageError("--client is required", "wallet", "create", "--name", "Main", "--vendor", "simbank")
+	h.usageError("--name is required", "wallet", "create", "--client", client, "--vendor", "simbank")
+	h.usageError("--vendor is required", "wallet", "create", "--client", client, "--name", "Main")
+	h.fails(1, `--vendor: unknown vendor "bankofnowhere"`, "wallet", "create", "--client", client, "--name", "X", "--vendor", "bankofnowhere")
+	h.fails(1, "client not found", "wallet", "create", "--client", unknownID, "--name", "X", "--vendor", "simbank")
+}
+
+func TestWalletActivate(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	client := h.ok("client", "create", "--name", "Toko")["client_id"].(string)
+	wallet := h.ok("wallet", "create", "--client", client, "--name", "Later", "--vendor", "simwallet", "--provisioning")["wallet_id"].(string)
+
+	out := h.ok("wallet", "activate", "--wallet", wallet)
+	if out["wallet_id"] != wallet || out["name"] != "Later" || out["vendor"] != "simwallet" || out["state"] != "active" {
+		t.Fatalf("wallet activate printed %v", out)
+	}
+
+	h.usageError("--wallet is required", "wallet", "activate")
+	h.usageError("--wallet must be a UUID", "wallet", "activate", "--wallet", "main")
+	h.fails(1, "wallet not found", "wallet", "activate", "--wallet", unknownID)
+}
+
+func TestWalletAdjust(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	_, wallet := h.merchant("")
+
+	out := h.ok("wallet", "adjust", "--wallet", wallet, "--amount", "100000", "--memo", "opening balance")
+	if out["wallet_id"] != wallet || out["balance"] != "100000.0000" {
+		t.Fatalf("wallet adjust printed %v", out)
+	}
+	if out := h.ok("wallet", "adjust", "--wallet", wallet, "--amount", "-2500.25", "--memo", "correction"); out["balance"] != "97499.7500" {
+		t.Fatalf("a negative adjustment printed %v", out)
+	}
+
+	h.usageError("--wallet is required", "wallet", "adjust", "--amount", "10", "--memo", "x")
+	h.usageError("--amount is required", "wallet", "adjust", "--wallet", wallet, "--memo", "x")
+	h.usageError("--memo is required: say why the balance changes", "wallet", "adjust", "--wallet", wallet, "--amount", "10")
+	h.fails(1, "wallet not found", "wallet", "adjust", "--wallet", unknownID, "--amount", "10", "--memo", "x")
+	h.fails(1, "--memo is required: say why the balance changes", "wallet", "adjust", "--wallet", wallet, "--amount", "10", "--memo", " ")
+	// Nothing refused reached the balance.
+	if out := h.ok("wallet", "adjust", "--wallet", wallet, "--amount", "0.25", "--memo", "rounding"); out["balance"] != "97500.0000" {
+		t.Fatalf("balance after refused adjustments %v", out)
+	}
+}
