@@ -231,7 +231,7 @@ func releaseLocks(tx *gorm.DB, ds []*models.Disbursement, now time.Time) error {
 	}
 	err := ledger.ReleaseLocks(tx, releases, now)
 	if short, ok := errors.AsType[*ledger.LockShortError](err); ok {
-		return fmt.Errorf("release lock of %s: wallet %s holds less than %s locked", describe(idsOf(ds)), short.WalletID, short.Amount)
+		return fmt.Errorf("release lock of %s: wallet %s holds less than %s locked", namesOf(idsOf(ds)), short.WalletID, short.Amount)
 	}
 	return err
 }
