@@ -20,7 +20,6 @@ import (
 
 	"github.com/payoutd/payoutd/internal/credentials"
 	"github.com/payoutd/payoutd/models"
-	"github.com/payoutd/payoutd/payments"
 )
 
 // Config is the whole configuration of api, worker, migrate and admin.
@@ -246,7 +245,7 @@ func Load(getenv func(string) string, base Config) (Config, error) {
 		}
 	}
 	if v := strings.TrimSpace(getenv("SETTLEMENT_HOLIDAYS")); v != "" {
-		days, err := payments.ParseHolidays(v)
+		days, err := parseHolidays(v)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("SETTLEMENT_HOLIDAYS: %w", err))
 		} else {
@@ -302,6 +301,24 @@ func Load(getenv func(string) string, base Config) (Config, error) {
 	return c, errors.Join(errs...)
 }
 
+// parseHolidays reads SETTLEMENT_HOLIDAYS: dates as YYYY-MM-DD separated
+// by commas, keyed as payments.Calendar.Holidays wants them.
+func parseHolidays(s string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		d, err := time.Parse(time.DateOnly, part)
+		if err != nil {
+			return nil, fmt.Errorf("holiday %q: want a date such as 2026-12-25", part)
+		}
+		out[d.Format(time.DateOnly)] = true
+	}
+	return out, nil
+}
+
 // Needs says which parts of the configuration a subcommand uses.
 type Needs struct {
 	Database bool
@@ -348,11 +365,6 @@ func (c Config) Check(n Needs) error {
 		errs = append(errs, fmt.Errorf("SECRETS_KEY is required (APP_ENV=%s): 64 hex characters, e.g. from `openssl rand -hex 32`; `payoutd dev` makes its own", c.Env))
 	}
 	return errors.Join(errs...)
-}
-
-// SettlementCalendar is the payment settlement calendar configured.
-func (c Config) SettlementCalendar() payments.Calendar {
-	return payments.Calendar{Holidays: c.SettlementHolidays, Delay: c.SettlementDelay}
 }
 
 // AcquirerCallbackSecret is ACQUIRER_SECRET, or one derived from
