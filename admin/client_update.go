@@ -105,35 +105,25 @@ func UpdateClient(ctx context.Context, d Deps, id uuid.UUID, given map[string]st
 	return &r, nil
 }
 
+// applyClientSettings sets on c each setting given (flag name without
+// its dashes → value), refusing a value that is not one and a name that
+// is no setting.
 func applyClientSettings(d Deps, c *models.Client, given map[string]string) error {
 	for name, value := range given {
 		var err error
 		switch name {
 		case "allowed-ips":
 			c.AllowedIPs, err = models.NormalizeCIDRList(value)
-		case "payout-webhook-url":
+		case "payout-webhook-url", "payment-webhook-url":
+			// checkWebhookURL names the flag itself.
 			if err := checkWebhookURL(d.Env, "--"+name, value); err != nil {
 				return err
 			}
-			setWebhookURL(d.Sealer, c, credentials.FieldPayoutWebhookURL, value)
-		case "payment-webhook-url":
-			if err := checkWebhookURL(d.Env, "--"+name, value); err != nil {
-				return err
-			}
-			setWebhookURL(d.Sealer, c, credentials.FieldPaymentWebhookURL, value)
+			setWebhookURL(d.Sealer, c, webhookURLFields[name], value)
 		case "withdrawals":
-			if value != string(models.WithdrawalsActive) && value != string(models.WithdrawalsSuspended) {
-				err = fmt.Errorf("must be active or suspended")
-			}
-			c.Withdrawals = models.WithdrawalState(value)
+			c.Withdrawals, err = parseWithdrawals(value)
 		case "review-threshold":
-			if value == "off" || value == "" {
-				c.ReviewThreshold = nil
-				continue
-			}
-			var a models.Amount
-			a, err = models.ParsePositiveAmount(value)
-			c.ReviewThreshold = &a
+			c.ReviewThreshold, err = parseReviewThreshold(value)
 		case "bifast-fee":
 			c.BIFASTFee, err = parseSetting(value)
 		case "rtol-fee":
@@ -143,18 +133,11 @@ func applyClientSettings(d Deps, c *models.Client, given map[string]string) erro
 		case "rtol-min-net":
 			c.RTOLMinNet, err = parseSetting(value)
 		case "payment-fee-bps":
-			c.PaymentFeeBps, err = strconv.ParseInt(value, 10, 64)
-			if err == nil && (c.PaymentFeeBps < 0 || c.PaymentFeeBps > 10000) {
-				err = fmt.Errorf("must be from 0 to 10000 basis points")
-			}
+			c.PaymentFeeBps, err = parsePaymentFeeBps(value)
 		case "refund-fee-on-return":
-			switch value {
-			case "true":
-				c.RefundFeeOnReturn = true
-			case "false":
-				c.RefundFeeOnReturn = false
-			default:
-				err = fmt.Errorf("must be true or false")
+			var refund bool
+			if refund, err = parseTrueFalse(value); err == nil {
+				c.RefundFeeOnReturn = refund
 			}
 		default:
 			// A caller's typo must not pass for a saved setting.
@@ -165,6 +148,46 @@ func applyClientSettings(d Deps, c *models.Client, given map[string]string) erro
 		}
 	}
 	return nil
+}
+
+// webhookURLFields are the sealed fields of the webhook URL settings.
+var webhookURLFields = map[string]credentials.Field{
+	"payout-webhook-url":  credentials.FieldPayoutWebhookURL,
+	"payment-webhook-url": credentials.FieldPaymentWebhookURL,
+}
+
+func parseWithdrawals(value string) (models.WithdrawalState, error) {
+	if value != string(models.WithdrawalsActive) && value != string(models.WithdrawalsSuspended) {
+		return models.WithdrawalState(value), fmt.Errorf("must be active or suspended")
+	}
+	return models.WithdrawalState(value), nil
+}
+
+// parseReviewThreshold: "off" or empty turns review off (nil).
+func parseReviewThreshold(value string) (*models.Amount, error) {
+	if value == "off" || value == "" {
+		return nil, nil
+	}
+	a, err := models.ParsePositiveAmount(value)
+	return &a, err
+}
+
+func parsePaymentFeeBps(value string) (int64, error) {
+	bps, err := strconv.ParseInt(value, 10, 64)
+	if err == nil && (bps < 0 || bps > 10000) {
+		err = fmt.Errorf("must be from 0 to 10000 basis points")
+	}
+	return bps, err
+}
+
+func parseTrueFalse(value string) (bool, error) {
+	switch value {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, fmt.Errorf("must be true or false")
 }
 
 // parseSetting accepts a fee or minimum: zero or a positive amount of

@@ -161,73 +161,102 @@ func RotateKey(ctx context.Context, d Deps) (*RotateKeyResult, error) {
 	return res, nil
 }
 
+// rotateClient reseals one client's values in a transaction of its own,
+// with the client's row locked, and adds what it found to res.
 func rotateClient(ctx context.Context, d Deps, id uuid.UUID, res *RotateKeyResult) error {
-	var changed bool
+	var counted RotateKeyResult
 	err := d.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var c models.Client
-		q := tx
-		if tx.Dialector.Name() == "postgres" {
-			q = q.Clauses(clause.Locking{Strength: "UPDATE"})
-		}
-		if err := q.Where("id = ?", id).Take(&c).Error; err != nil {
+		c, err := lockClient(tx, id)
+		if err != nil {
 			return err
 		}
 		cs, err := loadClientSecrets(tx, c)
 		if err != nil {
 			return err
 		}
-		var counted RotateKeyResult
-		for _, v := range cs.values {
-			counted.Checked++
-			// Every value is opened where it is, also one under the current
-			// key already: a value moved from another client or field is
-			// named, never resealed into its new place.
-			plain, err := v.open(d.Sealer)
-			if err != nil {
-				counted.Unreadable++
-				counted.UnreadableValues = append(counted.UnreadableValues, v.where+": "+err.Error())
-				continue
-			}
-			if d.Sealer.IsCurrent(v.stored) {
-				counted.AlreadyCurrent++
-				continue
-			}
-			if v.legacy() {
-				counted.Legacy++
-			}
-			v.set(d.Sealer.Seal(plain, v.binding))
-			counted.Resealed++
+		counted = resealValues(d.Sealer, cs.values)
+		if counted.Resealed == 0 {
+			return nil
 		}
-		if counted.Resealed > 0 {
-			for i := range cs.creds {
-				cr := &cs.creds[i]
-				if err := tx.Model(&models.Credential{}).Where("id = ?", cr.ID).Updates(map[string]any{
-					"signing_secret_enc": cr.SigningSecretEnc, "callback_secret_enc": cr.CallbackSecretEnc}).Error; err != nil {
-					return err
-				}
-			}
-			if err := tx.Model(&models.Client{}).Where("id = ?", id).Updates(map[string]any{
-				"payout_webhook_url": cs.client.PayoutWebhookURL, "payout_webhook_url_enc": cs.client.PayoutWebhookURLEnc,
-				"payment_webhook_url": cs.client.PaymentWebhookURL, "payment_webhook_url_enc": cs.client.PaymentWebhookURLEnc,
-				"updated_at": models.Now()}).Error; err != nil {
-				return err
-			}
-		}
-		// Counted only once committed, so an interrupted run reports
-		// nothing it did not do.
-		res.Checked += counted.Checked
-		res.Resealed += counted.Resealed
-		res.AlreadyCurrent += counted.AlreadyCurrent
-		res.Legacy += counted.Legacy
-		res.Unreadable += counted.Unreadable
-		res.UnreadableValues = append(res.UnreadableValues, counted.UnreadableValues...)
-		changed = counted.Resealed > 0
-		return nil
+		return saveResealed(tx, cs)
 	})
-	if err == nil && changed {
+	if err != nil {
+		return err
+	}
+	// Counted only once committed, so an interrupted run reports nothing
+	// it did not do.
+	res.add(counted)
+	if counted.Resealed > 0 {
 		d.clientChanged(ctx, id)
 	}
-	return err
+	return nil
+}
+
+// lockClient reads client id in tx, its row locked for update on
+// PostgreSQL (SQLite has no row locks).
+func lockClient(tx *gorm.DB, id uuid.UUID) (models.Client, error) {
+	var c models.Client
+	q := tx
+	if tx.Dialector.Name() == "postgres" {
+		q = q.Clauses(clause.Locking{Strength: "UPDATE"})
+	}
+	err := q.Where("id = ?", id).Take(&c).Error
+	return c, err
+}
+
+// resealValues reseals under the sealer's current key each value that
+// opens and is not under it already, into the row it belongs to, and
+// counts what it found.
+func resealValues(sealer *credentials.Sealer, values []sealedValue) RotateKeyResult {
+	var counted RotateKeyResult
+	for _, v := range values {
+		counted.Checked++
+		// Every value is opened where it is, also one under the current
+		// key already: a value moved from another client or field is
+		// named, never resealed into its new place.
+		plain, err := v.open(sealer)
+		if err != nil {
+			counted.Unreadable++
+			counted.UnreadableValues = append(counted.UnreadableValues, v.where+": "+err.Error())
+			continue
+		}
+		if sealer.IsCurrent(v.stored) {
+			counted.AlreadyCurrent++
+			continue
+		}
+		if v.legacy() {
+			counted.Legacy++
+		}
+		v.set(sealer.Seal(plain, v.binding))
+		counted.Resealed++
+	}
+	return counted
+}
+
+// saveResealed writes a client's credentials' secrets and webhook URLs as
+// resealValues left them.
+func saveResealed(tx *gorm.DB, cs *clientSecrets) error {
+	for i := range cs.creds {
+		cr := &cs.creds[i]
+		if err := tx.Model(&models.Credential{}).Where("id = ?", cr.ID).Updates(map[string]any{
+			"signing_secret_enc": cr.SigningSecretEnc, "callback_secret_enc": cr.CallbackSecretEnc}).Error; err != nil {
+			return err
+		}
+	}
+	return tx.Model(&models.Client{}).Where("id = ?", cs.client.ID).Updates(map[string]any{
+		"payout_webhook_url": cs.client.PayoutWebhookURL, "payout_webhook_url_enc": cs.client.PayoutWebhookURLEnc,
+		"payment_webhook_url": cs.client.PaymentWebhookURL, "payment_webhook_url_enc": cs.client.PaymentWebhookURLEnc,
+		"updated_at": models.Now()}).Error
+}
+
+// add counts o's values in r.
+func (r *RotateKeyResult) add(o RotateKeyResult) {
+	r.Checked += o.Checked
+	r.Resealed += o.Resealed
+	r.AlreadyCurrent += o.AlreadyCurrent
+	r.Legacy += o.Legacy
+	r.Unreadable += o.Unreadable
+	r.UnreadableValues = append(r.UnreadableValues, o.UnreadableValues...)
 }
 
 // checkSealedValues adds to a reconcile report what an operator must do

@@ -145,7 +145,7 @@ func withServices(d Deps) Deps {
 		LockTTL: d.Config.DisbursementLockTTL, SubmitLease: d.Config.DisbursementSubmitLease, Now: d.Now, Metrics: d.Metrics,
 		InquiryBudget: InquiryBudget(d.Redis, d.Config.InquiryRefusalRateLimit), ReturnWatch: d.Config.PayoutReturnWatch()})
 	d.Payments = payments.New(payments.Options{DB: d.DB, Acquirer: d.Acquirer, Queue: paymentQueue,
-		Calendar: d.Config.SettlementCalendar(), Now: d.Now, Metrics: d.Metrics})
+		Calendar: payments.Calendar{Holidays: d.Config.SettlementHolidays, Delay: d.Config.SettlementDelay}, Now: d.Now, Metrics: d.Metrics})
 	return d
 }
 

@@ -306,68 +306,101 @@ func (r *reconciler) checkLocks(tx *gorm.DB) error {
 // checkPayoutAccounts compares the vendor clearing accounts with the net of
 // paid disbursements, and the fee account with their fees.
 func (r *reconciler) checkPayoutAccounts(tx *gorm.DB) error {
+	netByAccount, feesPaid, refunded, err := r.paidDisbursements(tx)
+	if err != nil {
+		return err
+	}
+	clearing, err := r.clearingBalances(tx)
+	if err != nil {
+		return err
+	}
+	r.compareClearing(clearing, netByAccount)
+	if err := r.compareFees(tx, "payout", feesPaid, "paid and returned disbursements"); err != nil {
+		return err
+	}
+	return r.compareFees(tx, "return", refunded.neg(), "refunds on returned disbursements")
+}
+
+// paidDisbursements sums what was paid out: the net of successful
+// disbursements by the clearing account of their vendor, the fees of
+// successful and returned ones (a returned payout keeps its payout
+// posting, fee included, unless refunded by a return posting of its own),
+// and the fees refunded on returns.
+func (r *reconciler) paidDisbursements(tx *gorm.DB) (netByAccount map[string]*total, feesPaid *total, refunded total, err error) {
 	var paid []struct {
 		Vendor string
 		Net    total
 		Fees   total
 	}
-	err := tx.Model(&models.Disbursement{}).Select("vendor, "+r.sumSQL("net_amount")+" AS net, "+r.sumSQL("platform_fee")+" AS fees").
+	err = tx.Model(&models.Disbursement{}).Select("vendor, "+r.sumSQL("net_amount")+" AS net, "+r.sumSQL("platform_fee")+" AS fees").
 		Where("status = ?", models.StatusSuccess).Group("vendor").Scan(&paid).Error
 	if err != nil {
-		return err
+		return nil, nil, refunded, err
 	}
-	// A returned payout keeps its payout posting (the fee stays unless
-	// refunded by a return posting of its own).
-	var returnedFees, refunded total
+	var returnedFees total
 	err = tx.Model(&models.Disbursement{}).Select(r.sumSQL("platform_fee")+", "+r.sumSQL("refunded_fee")).
 		Where("status = ?", models.StatusReturned).Row().Scan(&returnedFees, &refunded)
 	if err != nil {
-		return err
+		return nil, nil, refunded, err
 	}
-	feesPaid := &total{Bad: returnedFees.Bad}
+	feesPaid = &total{Bad: returnedFees.Bad}
 	feesPaid.V.Set(&returnedFees.V)
-	expected := map[string]*total{}
+	netByAccount = map[string]*total{}
 	for i, p := range paid {
-		expected[models.VendorClearingAccount(p.Vendor)] = &paid[i].Net
+		netByAccount[models.VendorClearingAccount(p.Vendor)] = &paid[i].Net
 		if p.Fees.Bad != "" {
 			feesPaid.Bad = p.Fees.Bad
 		}
 		feesPaid.V.Add(&feesPaid.V, &p.Fees.V)
 	}
+	return netByAccount, feesPaid, refunded, nil
+}
+
+// clearingBalances are the ledger's vendor clearing accounts with their
+// totals.
+func (r *reconciler) clearingBalances(tx *gorm.DB) (map[string]*total, error) {
 	var clearing []struct {
 		Account string
 		Total   total
 	}
-	err = tx.Model(&models.LedgerEntry{}).Select("account, "+r.sumSQL("amount")+" AS total").
+	err := tx.Model(&models.LedgerEntry{}).Select("account, "+r.sumSQL("amount")+" AS total").
 		Where("account LIKE ?", models.AccountVendorClearingPrefix+"%").Group("account").Scan(&clearing).Error
 	if err != nil {
-		return err
+		return nil, err
 	}
 	got := map[string]*total{}
 	for i, c := range clearing {
 		got[c.Account] = &clearing[i].Total
-		if _, ok := expected[c.Account]; !ok {
-			expected[c.Account] = &total{}
-		}
 	}
-	accounts := make([]string, 0, len(expected))
-	for account := range expected {
+	return got, nil
+}
+
+// compareClearing reports, in account order, each clearing account whose
+// total differs from the net paid through it: an account either side
+// lacks counts as zero there.
+func (r *reconciler) compareClearing(got, want map[string]*total) {
+	accounts := make([]string, 0, len(want)+len(got))
+	for account := range want {
 		accounts = append(accounts, account)
+	}
+	for account := range got {
+		if _, ok := want[account]; !ok {
+			accounts = append(accounts, account)
+		}
 	}
 	slices.Sort(accounts)
 	for _, account := range accounts {
-		have := got[account]
+		have, expected := got[account], want[account]
 		if have == nil {
 			have = &total{}
 		}
-		if want := expected[account]; !have.equal(want) {
-			r.problem("%s: %s differs from the net of paid disbursements %s", account, have.String(), want.String())
+		if expected == nil {
+			expected = &total{}
+		}
+		if !have.equal(expected) {
+			r.problem("%s: %s differs from the net of paid disbursements %s", account, have.String(), expected.String())
 		}
 	}
-	if err := r.compareFees(tx, "payout", feesPaid, "paid and returned disbursements"); err != nil {
-		return err
-	}
-	return r.compareFees(tx, "return", refunded.neg(), "refunds on returned disbursements")
 }
 
 // checkLateVendorResults names each unresolved vendor result that

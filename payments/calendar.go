@@ -1,8 +1,6 @@
 package payments
 
 import (
-	"fmt"
-	"strings"
 	"time"
 	_ "time/tzdata" // Asia/Jakarta on hosts (and distroless images) without a zone database
 )
@@ -50,22 +48,4 @@ func (c Calendar) BusinessDay(day time.Time) bool {
 		return false
 	}
 	return !c.Holidays[day.Format(time.DateOnly)]
-}
-
-// ParseHolidays reads SETTLEMENT_HOLIDAYS: dates as YYYY-MM-DD separated
-// by commas.
-func ParseHolidays(s string) (map[string]bool, error) {
-	out := map[string]bool{}
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		d, err := time.Parse(time.DateOnly, part)
-		if err != nil {
-			return nil, fmt.Errorf("holiday %q: want a date such as 2026-12-25", part)
-		}
-		out[d.Format(time.DateOnly)] = true
-	}
-	return out, nil
 }

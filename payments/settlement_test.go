@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payoutd/payoutd/internal/app"
 	"github.com/payoutd/payoutd/internal/config"
 	"github.com/payoutd/payoutd/internal/testenv"
 	"github.com/payoutd/payoutd/ledger"
@@ -48,7 +49,7 @@ func TestSettlementCalendarFromConfiguration(t *testing.T) {
 			db := testenv.DB(t)
 			m := newMerchant(t, db, "")
 			now := jakarta(tt.paid)
-			svc := payments.New(payments.Options{DB: db, Acquirer: newAcquirer(t), Calendar: cfg.SettlementCalendar(),
+			svc := payments.New(payments.Options{DB: db, Acquirer: newAcquirer(t), Calendar: app.SettlementCalendar(cfg),
 				Now: func() time.Time { return now }})
 			ctx := context.Background()
 			p, err := svc.Create(ctx, m.client, payments.CreateRequest{Price: models.Rupiah(150_000), PayerID: "p", Flow: "embed", ExpiresIn: time.Hour})

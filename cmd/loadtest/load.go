@@ -88,17 +88,7 @@ type workerStats struct {
 func runLoad(ctx context.Context, plan loadPlan) (*measurement, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var serverDied atomic.Bool
-	if plan.died != nil {
-		go func() {
-			select {
-			case <-plan.died:
-				serverDied.Store(true)
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
-	}
+	serverDied := cancelWhenServerDies(ctx, cancel, plan.died)
 
 	start := time.Now()
 	measureFrom := start.Add(plan.warmup)
@@ -106,16 +96,10 @@ func runLoad(ctx context.Context, plan loadPlan) (*measurement, error) {
 	var seq atomic.Uint64
 	failures := &failureLog{}
 	stats := make([]workerStats, plan.concurrency)
-	// Room for the samples expected at the goal's rate, so that slices
-	// seldom grow mid-run (bounded: a long run grows them anyway).
-	rate := plan.expectRate
-	if rate <= 0 {
-		rate = goalRPS
-	}
-	expected := min(int(plan.duration.Seconds()*rate*1.5), 1<<22) / plan.concurrency
+	samples := samplesPerWorker(plan)
 	var wg sync.WaitGroup
 	for i := range stats {
-		stats[i].latencies = make([]time.Duration, 0, expected)
+		stats[i].latencies = make([]time.Duration, 0, samples)
 		wg.Add(1)
 		go func(w *workerStats) {
 			defer wg.Done()
@@ -123,15 +107,7 @@ func runLoad(ctx context.Context, plan loadPlan) (*measurement, error) {
 		}(&stats[i])
 	}
 
-	opened := false
-	select {
-	case <-time.After(time.Until(measureFrom)):
-		opened = true
-		if plan.window != nil {
-			plan.window.opened()
-		}
-	case <-ctx.Done():
-	}
+	opened := openWindowAt(ctx, plan.window, measureFrom)
 	wg.Wait()
 	elapsed := time.Since(measureFrom)
 	if opened && plan.window != nil {
@@ -143,8 +119,54 @@ func runLoad(ctx context.Context, plan loadPlan) (*measurement, error) {
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
 	}
+	return mergeStats(stats, elapsed, failures.list()), nil
+}
 
-	m := &measurement{elapsed: elapsed, firstFailures: failures.list()}
+// cancelWhenServerDies cancels the run when died (nil: never) is closed
+// before ctx ends, and says whether it did.
+func cancelWhenServerDies(ctx context.Context, cancel context.CancelFunc, died <-chan struct{}) *atomic.Bool {
+	var serverDied atomic.Bool
+	if died != nil {
+		go func() {
+			select {
+			case <-died:
+				serverDied.Store(true)
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	return &serverDied
+}
+
+// samplesPerWorker is the room each worker's latency slice starts with:
+// the samples expected at the goal's rate, so that slices seldom grow
+// mid-run (bounded: a long run grows them anyway).
+func samplesPerWorker(plan loadPlan) int {
+	rate := plan.expectRate
+	if rate <= 0 {
+		rate = goalRPS
+	}
+	return min(int(plan.duration.Seconds()*rate*1.5), 1<<22) / plan.concurrency
+}
+
+// openWindowAt tells window (may be nil) that the measured window opens
+// at measureFrom, unless ctx ends first; it says whether it opened.
+func openWindowAt(ctx context.Context, window windowHooks, measureFrom time.Time) bool {
+	select {
+	case <-time.After(time.Until(measureFrom)):
+		if window != nil {
+			window.opened()
+		}
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// mergeStats puts the workers' figures together, latencies sorted.
+func mergeStats(stats []workerStats, elapsed time.Duration, firstFailures []string) *measurement {
+	m := &measurement{elapsed: elapsed, firstFailures: firstFailures}
 	n := 0
 	for _, w := range stats {
 		n += len(w.latencies)
@@ -157,7 +179,7 @@ func runLoad(ctx context.Context, plan loadPlan) (*measurement, error) {
 		m.warmupErrors += w.warmupErrors
 	}
 	slices.Sort(m.latencies)
-	return m, nil
+	return m
 }
 
 func (w *workerStats) run(ctx context.Context, plan loadPlan, seq *atomic.Uint64, measureFrom, stopAt time.Time, failures *failureLog) {

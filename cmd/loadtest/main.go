@@ -212,6 +212,25 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (op
 	var o options
 	fs := flag.NewFlagSet("loadtest", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	o.defineRunFlags(fs, getenv)
+	o.defineProfileFlags(fs)
+	o.defineScenarioFlags(fs)
+	fs.Usage = func() { printUsage(fs) }
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if o.secretsKey == "" { // read here, so that -h never prints it
+		o.secretsKey = strings.TrimSpace(getenv("LOAD_SECRETS_KEY"))
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q; see -h", fs.Args())
+	}
+	return o, o.check()
+}
+
+// defineRunFlags defines what every run takes: the scenario, the
+// backends, the load's shape and the server it runs against.
+func (o *options) defineRunFlags(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&o.scenario, "scenario", "balance", "what to measure: "+strings.Join(scenarioNames(), ", "))
 	fs.StringVar(&o.databaseURL, "database-url", envOr(getenv, "LOAD_DATABASE_URL", defaultDatabaseURL),
 		"PostgreSQL database to (re)create and provision (env LOAD_DATABASE_URL);\nwith -target, the running server's database, provisioned but not recreated")
@@ -231,10 +250,20 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (op
 		o.serverEnv = append(o.serverEnv, v)
 		return nil
 	})
+}
+
+// defineProfileFlags defines the two ways of profiling the server.
+func (o *options) defineProfileFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.inprocessProfile, "inprocess-profile", "",
 		"serve the requests with the API handler in this process (no HTTP, no TCP)\nand write a CPU profile of the measured window to `FILE` (balance, create-many, create-hot, payments)")
 	fs.StringVar(&o.serverProfile, "server-profile", "",
 		"write a CPU profile of the started payoutd api over the measured window to `FILE`\n(from its /debug/pprof, with operator credentials made up for the run; balance, create-many, create-hot, payments)")
+}
+
+// defineScenarioFlags defines the settings of particular scenarios: the
+// payments' authentication, the disbursements' amount and sandbox vendor,
+// the drain and the pgbench ceilings.
+func (o *options) defineScenarioFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.paymentAuth, "payment-auth", paymentAuthSignature,
 		"how payments authenticate: signature (x-signature over the body) or timestamp (x-timestamp only)")
 	fs.StringVar(&o.amount, "amount", "20000", "gross amount of each disbursement (IDR)")
@@ -245,8 +274,12 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (op
 	fs.DurationVar(&o.pgbenchDuration, "pgbench-duration", 10*time.Second, "pgbench time of each ceiling (spread, hot row)")
 	fs.IntVar(&o.pgbenchClients, "pgbench-clients", 16, "pgbench clients (-c)")
 	fs.IntVar(&o.pgbenchRows, "pgbench-rows", 10000, "rows the spread ceiling's updates are spread over")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), `usage: go run ./cmd/loadtest [flags]
+}
+
+// printUsage is -h: what the tool does, its goals, its scenarios and its
+// flags.
+func printUsage(fs *flag.FlagSet) {
+	fmt.Fprintf(fs.Output(), `usage: go run ./cmd/loadtest [flags]
 
 Measures the payout API under a closed-loop load and prints requests/s,
 p50/p90/p99/max latency and errors, then one line of JSON. By default it
@@ -261,21 +294,23 @@ scenarios:
 %s
 flags:
 `, goalRPS, goalP99, goalCreatesMany, goalCreatesHot, goalCreateP99, goalPayments, goalPayouts, goalCeilingRatio, scenarioHelp())
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return o, err
-	}
-	if o.secretsKey == "" { // read here, so that -h never prints it
-		o.secretsKey = strings.TrimSpace(getenv("LOAD_SECRETS_KEY"))
-	}
-	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected arguments %q; see -h", fs.Args())
-	}
-	return o, o.check()
+	fs.PrintDefaults()
 }
 
+// check reports every flag that is wrong or does not go with another.
 func (o options) check() error {
+	var errs []error
+	errs = append(errs, o.scenarioProblems()...)
+	errs = append(errs, o.scenarioSettingProblems()...)
+	errs = append(errs, o.loadProblems()...)
+	errs = append(errs, o.targetProblems()...)
+	return errors.Join(errs...)
+}
+
+// scenarioProblems: -scenario names none, or a suite (which starts its own
+// processes) is asked for with -target or a profile; or the profiles are
+// asked for together or beyond what the server profiles.
+func (o options) scenarioProblems() []error {
 	var errs []error
 	info, ok := lookupScenario(o.scenario)
 	if !ok {
@@ -295,6 +330,12 @@ func (o options) check() error {
 	if o.serverProfile != "" && o.duration > 50*time.Second {
 		errs = append(errs, errors.New("-server-profile takes at most 50 s of profile: -duration 50s or less"))
 	}
+	return errs
+}
+
+// scenarioSettingProblems checks the flags defineScenarioFlags defines.
+func (o options) scenarioSettingProblems() []error {
+	var errs []error
 	if !slices.Contains(paymentAuths, o.paymentAuth) {
 		errs = append(errs, fmt.Errorf("-payment-auth %q: want %s", o.paymentAuth, strings.Join(paymentAuths, " or ")))
 	}
@@ -310,6 +351,13 @@ func (o options) check() error {
 	if o.pgbenchClients < 1 || o.pgbenchRows < 1 {
 		errs = append(errs, errors.New("-pgbench-clients and -pgbench-rows must be at least 1"))
 	}
+	return errs
+}
+
+// loadProblems checks the load's shape and the environment it provisions
+// for.
+func (o options) loadProblems() []error {
+	var errs []error
 	if o.duration <= 0 {
 		errs = append(errs, errors.New("-duration must be positive"))
 	}
@@ -325,22 +373,31 @@ func (o options) check() error {
 	if _, err := models.ParseEnvironment(o.env); err != nil {
 		errs = append(errs, fmt.Errorf("-env: %w", err))
 	}
-	if o.target != "" {
-		u, err := url.Parse(o.target)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			errs = append(errs, fmt.Errorf("-target %q: want a base URL such as http://127.0.0.1:8080", o.target))
-		}
-		if o.secretsKey == "" {
-			errs = append(errs, errors.New("-target needs -secrets-key (or LOAD_SECRETS_KEY): the running server's SECRETS_KEY"))
-		}
-		if o.inprocessProfile != "" || o.serverProfile != "" {
-			errs = append(errs, errors.New("-target excludes -inprocess-profile and -server-profile (the tool profiles only what it runs)"))
-		}
-		if len(o.serverEnv) > 0 {
-			errs = append(errs, errors.New("-server-env applies to a server the tool starts, not to -target"))
-		}
+	return errs
+}
+
+// targetProblems: with -target, the URL must be one, the server's secrets
+// key is needed, and nothing that applies only to a server the tool
+// starts may be asked for.
+func (o options) targetProblems() []error {
+	if o.target == "" {
+		return nil
 	}
-	return errors.Join(errs...)
+	var errs []error
+	u, err := url.Parse(o.target)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("-target %q: want a base URL such as http://127.0.0.1:8080", o.target))
+	}
+	if o.secretsKey == "" {
+		errs = append(errs, errors.New("-target needs -secrets-key (or LOAD_SECRETS_KEY): the running server's SECRETS_KEY"))
+	}
+	if o.inprocessProfile != "" || o.serverProfile != "" {
+		errs = append(errs, errors.New("-target excludes -inprocess-profile and -server-profile (the tool profiles only what it runs)"))
+	}
+	if len(o.serverEnv) > 0 {
+		errs = append(errs, errors.New("-server-env applies to a server the tool starts, not to -target"))
+	}
+	return errs
 }
 
 // concurrencyFor is -concurrency, or the scenario's own when it is 0.

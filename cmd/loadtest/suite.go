@@ -267,62 +267,75 @@ func printSuite(w io.Writer, o options, r *suiteResult) {
 	fmt.Fprintf(w, "\n%s\n", line)
 }
 
-// printSuiteTable prints one row per figure with its ceiling and ratio.
+// printSuiteTable prints one row per figure with its ceiling and ratio,
+// then the notes under the table.
 func printSuiteTable(w io.Writer, r *suiteResult) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	row := func(cells ...string) { fmt.Fprintln(tw, strings.Join(cells, "\t")) }
-	ms := func(v float64) string { return fmt.Sprintf("%.1f ms", v) }
-	tps := func(c *ceiling) string {
-		if c == nil {
-			return "n/a"
-		}
-		return fmt.Sprintf("%.0f tps", c.TPS)
-	}
-	aim := ""
+	t := suiteTable{tw: tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)}
 	if r.AimMet != nil {
-		aim = fmt.Sprintf("; ratio ≥%.2f", goalCeilingRatio)
+		t.aim = fmt.Sprintf("; ratio ≥%.2f", goalCeilingRatio)
 	}
-	row("figure", "rate", "p50", "p90", "p99", "ceiling", "ratio", "goal", "result")
+	t.row("figure", "rate", "p50", "p90", "p99", "ceiling", "ratio", "goal", "result")
 	if c := r.Ceilings; c != nil && c.Unavailable == "" {
-		row(fmt.Sprintf("pgbench spread (%d rows, %d clients)", c.Spread.Rows, c.Spread.Clients), tps(c.Spread), ms(c.Spread.LatencyAvgMS)+"*", "", "", "", "", "", "")
-		row(fmt.Sprintf("pgbench hot row (%d clients)", c.Hot.Clients), tps(c.Hot), ms(c.Hot.LatencyAvgMS)+"*", "", "", "", "", "", "")
+		t.ceilingRows(c)
 	}
 	var spread, hot *ceiling
 	if r.Ceilings != nil {
 		spread, hot = r.Ceilings.Spread, r.Ceilings.Hot
 	}
-	for _, p := range []struct {
-		name    string
-		f       *createFigures
-		ceil    *ceiling
-		label   string
-		goalMin float64
-	}{
-		{"create-many", r.CreateMany, spread, "spread", goalCreatesMany},
-		{"create-hot", r.CreateHot, hot, "hot", goalCreatesHot},
-		{"payments", r.Payments, spread, "spread", goalPayments},
-	} {
-		if p.f == nil {
-			continue
-		}
-		ceil := "n/a"
-		if p.ceil != nil {
-			ceil = p.label + " " + tps(p.ceil)
-		}
-		row(fmt.Sprintf("%s (%d wallet(s), %d workers)", p.name, p.f.Wallets, p.f.Concurrency), fmt.Sprintf("%.0f creates/s", p.f.CreatesPerS),
-			ms(p.f.P50MS), ms(p.f.P90MS), ms(p.f.P99MS), ceil, ratioText(p.f.Ratio),
-			fmt.Sprintf("≥%.0f/s, p99<%dms%s", p.goalMin, goalCreateP99.Milliseconds(), aim),
-			outcome(createGoalMet(p.f, p.goalMin), p.f.Ratio))
-	}
+	t.createRow("create-many", r.CreateMany, spread, "spread", goalCreatesMany)
+	t.createRow("create-hot", r.CreateHot, hot, "hot", goalCreatesHot)
+	t.createRow("payments", r.Payments, spread, "spread", goalPayments)
 	if d := r.Drain; d != nil {
-		ceil := "n/a"
-		if hot != nil {
-			ceil = "hot " + tps(hot)
-		}
-		row("drain (payoutd worker)", fmt.Sprintf("%.0f payouts/s", d.PayoutsPerS), "", "", "", ceil, ratioText(r.DrainRatio),
-			fmt.Sprintf("≥%d/s%s", goalPayouts, aim), outcome(d.PayoutsPerS >= goalPayouts, r.DrainRatio))
+		t.drainRow(d, hot, r.DrainRatio)
 	}
-	tw.Flush()
+	t.tw.Flush()
+	printSuiteNotes(w, r)
+}
+
+// suiteTable is the table of a suite's figures; aim is the ratio goal
+// each row's goal mentions ("" without ceilings).
+type suiteTable struct {
+	tw  *tabwriter.Writer
+	aim string
+}
+
+func (t suiteTable) row(cells ...string) { fmt.Fprintln(t.tw, strings.Join(cells, "\t")) }
+
+// ceilingRows are the two pgbench ceilings, their latency an average.
+func (t suiteTable) ceilingRows(c *ceilings) {
+	t.row(fmt.Sprintf("pgbench spread (%d rows, %d clients)", c.Spread.Rows, c.Spread.Clients), tpsText(c.Spread), msText(c.Spread.LatencyAvgMS)+"*", "", "", "", "", "", "")
+	t.row(fmt.Sprintf("pgbench hot row (%d clients)", c.Hot.Clients), tpsText(c.Hot), msText(c.Hot.LatencyAvgMS)+"*", "", "", "", "", "", "")
+}
+
+// createRow is a create phase's row (none when the phase did not run),
+// its rate over ceil (labelled label) and judged against goalMin.
+func (t suiteTable) createRow(name string, f *createFigures, ceil *ceiling, label string, goalMin float64) {
+	if f == nil {
+		return
+	}
+	ceilText := "n/a"
+	if ceil != nil {
+		ceilText = label + " " + tpsText(ceil)
+	}
+	t.row(fmt.Sprintf("%s (%d wallet(s), %d workers)", name, f.Wallets, f.Concurrency), fmt.Sprintf("%.0f creates/s", f.CreatesPerS),
+		msText(f.P50MS), msText(f.P90MS), msText(f.P99MS), ceilText, ratioText(f.Ratio),
+		fmt.Sprintf("≥%.0f/s, p99<%dms%s", goalMin, goalCreateP99.Milliseconds(), t.aim),
+		outcome(createGoalMet(f, goalMin), f.Ratio))
+}
+
+// drainRow is the worker's drain, its rate over the hot-row ceiling.
+func (t suiteTable) drainRow(d *drainResult, hot *ceiling, ratio *float64) {
+	ceilText := "n/a"
+	if hot != nil {
+		ceilText = "hot " + tpsText(hot)
+	}
+	t.row("drain (payoutd worker)", fmt.Sprintf("%.0f payouts/s", d.PayoutsPerS), "", "", "", ceilText, ratioText(ratio),
+		fmt.Sprintf("≥%d/s%s", goalPayouts, t.aim), outcome(d.PayoutsPerS >= goalPayouts, ratio))
+}
+
+// printSuiteNotes follows the table: how far the drain got, what the
+// asterisk means, and the overall verdicts.
+func printSuiteNotes(w io.Writer, r *suiteResult) {
 	if d := r.Drain; d != nil {
 		how := "all of them"
 		if !d.Complete {
@@ -339,6 +352,15 @@ func printSuiteTable(w io.Writer, r *suiteResult) {
 		fmt.Fprintf(w, ", ratios ≥%.2f %s", goalCeilingRatio, verdict(*r.AimMet))
 	}
 	fmt.Fprintln(w)
+}
+
+func msText(v float64) string { return fmt.Sprintf("%.1f ms", v) }
+
+func tpsText(c *ceiling) string {
+	if c == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.0f tps", c.TPS)
 }
 
 func ratioText(r *float64) string {

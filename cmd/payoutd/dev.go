@@ -32,44 +32,18 @@ import (
 // for trying the service and developing it, never for real money.
 func runDev(ctx context.Context, stdout, stderr io.Writer, getenv func(string) string) error {
 	start := time.Now()
-	base := config.Defaults()
-	base.Env = models.Staging
-	base.AdminUser = "admin"
-	base.AdminPassword = randomHex(12) // 24 characters, over config.MinAdminPasswordLength
-	base.SecretsKey = mustRandom(32)
-	// Collected money settles 30 s after it is paid instead of on the next
-	// business day, so a dev session can pay it out again.
-	base.SettlementDelay = 30 * time.Second
-	cfg, err := config.Load(getenv, base)
-	if err == nil {
-		err = cfg.Check(config.Needs{Operators: true}) // an ADMIN_PASSWORD of the caller's must be long enough too
-	}
+	cfg, err := devConfig(getenv)
 	if err != nil {
-		return fmt.Errorf("configuration:\n%w", err)
-	}
-	cfg.Env = models.Staging // dev is never production
-	if getenv("PUBLIC_BASE_URL") == "" {
-		cfg.PublicBaseURL = "http://" + hostPort(cfg.HTTPAddr) // checkout links that work from this machine
-	}
-	slog.SetDefault(logging.New(stderr, cfg.LogLevel))
-
-	dataDir := getenv("DEV_DATA_DIR")
-	if dataDir == "" {
-		if dataDir, err = os.MkdirTemp("", "payoutd-dev-"); err != nil {
-			return err
-		}
-		defer os.RemoveAll(dataDir)
-	} else if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return err
 	}
-	cfg.DatabaseURL = "sqlite://" + filepath.Join(dataDir, "payoutd-dev.db")
-
-	mr := miniredis.NewMiniRedis()
-	if err := mr.Start(); err != nil {
-		return fmt.Errorf("start embedded redis: %w", err)
+	slog.SetDefault(logging.New(stderr, cfg.LogLevel))
+	backends, err := startDevBackends(getenv)
+	if err != nil {
+		return err
 	}
-	defer mr.Close()
-	cfg.RedisURL = "redis://" + mr.Addr()
+	defer backends.close()
+	cfg.DatabaseURL = "sqlite://" + filepath.Join(backends.dataDir, "payoutd-dev.db")
+	cfg.RedisURL = "redis://" + backends.redis.Addr()
 
 	// One App: one payout service, one payment service, one metrics
 	// registry (served at the api's /metrics) and one Redis pool for the
@@ -97,14 +71,88 @@ func runDev(ctx context.Context, stdout, stderr io.Writer, getenv func(string) s
 		devStarted(a, apiDeps(a), workerDeps(a))
 	}
 
+	return serveDev(ctx, a, srv, cfg.HTTPAddr, backends.redis, func(addr string) {
+		printDevBanner(stdout, devBanner{addr: addr, cfg: cfg, demo: demo, dataDir: backends.dataDir, startup: time.Since(start)})
+	})
+}
+
+// devConfig is the configuration dev mode runs on: the environment's, over
+// dev defaults (staging rules, a fresh admin password and secrets key, a
+// 30 s settlement delay), never production, with checkout links that work
+// from this machine. The database and Redis are set once they are started.
+func devConfig(getenv func(string) string) (config.Config, error) {
+	base := config.Defaults()
+	base.Env = models.Staging
+	base.AdminUser = "admin"
+	base.AdminPassword = randomHex(12) // 24 characters, over config.MinAdminPasswordLength
+	base.SecretsKey = mustRandom(32)
+	// Collected money settles 30 s after it is paid instead of on the next
+	// business day, so a dev session can pay it out again.
+	base.SettlementDelay = 30 * time.Second
+	cfg, err := config.Load(getenv, base)
+	if err == nil {
+		err = cfg.Check(config.Needs{Operators: true}) // an ADMIN_PASSWORD of the caller's must be long enough too
+	}
+	if err != nil {
+		return cfg, fmt.Errorf("configuration:\n%w", err)
+	}
+	cfg.Env = models.Staging // dev is never production
+	if getenv("PUBLIC_BASE_URL") == "" {
+		cfg.PublicBaseURL = "http://" + hostPort(cfg.HTTPAddr) // checkout links that work from this machine
+	}
+	return cfg, nil
+}
+
+// devBackends are dev mode's embedded backends: the folder of its SQLite
+// database and an in-memory Redis.
+type devBackends struct {
+	dataDir string
+	// temporary: the folder was made for this run and goes with it.
+	temporary bool
+	redis     *miniredis.Miniredis
+}
+
+// startDevBackends makes the data folder (DEV_DATA_DIR, or a temporary
+// one) and starts miniredis.
+func startDevBackends(getenv func(string) string) (*devBackends, error) {
+	b := &devBackends{dataDir: getenv("DEV_DATA_DIR")}
+	if b.dataDir == "" {
+		dir, err := os.MkdirTemp("", "payoutd-dev-")
+		if err != nil {
+			return nil, err
+		}
+		b.dataDir, b.temporary = dir, true
+	} else if err := os.MkdirAll(b.dataDir, 0o700); err != nil {
+		return nil, err
+	}
+	b.redis = miniredis.NewMiniRedis()
+	if err := b.redis.Start(); err != nil {
+		b.removeDataDir()
+		return nil, fmt.Errorf("start embedded redis: %w", err)
+	}
+	return b, nil
+}
+
+// close stops Redis, then removes a temporary data folder.
+func (b *devBackends) close() {
+	b.redis.Close()
+	b.removeDataDir()
+}
+
+func (b *devBackends) removeDataDir() {
+	if b.temporary {
+		os.RemoveAll(b.dataDir)
+	}
+}
+
+// serveDev runs the worker and the api server (on httpAddr), and keeps
+// miniredis's clock moving, until ctx ends or one of them fails; ready is
+// called with the address the api listens on once it does.
+func serveDev(ctx context.Context, a *app.App, srv *api.Server, httpAddr string, mr *miniredis.Miniredis, ready func(addr string)) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return advanceRedisClock(gctx, mr) })
 	g.Go(func() error { return worker.Run(gctx, workerDeps(a)) })
-	g.Go(func() error {
-		return api.ListenAndServe(gctx, cfg.HTTPAddr, srv.Handler(), func(addr string) {
-			printDevBanner(stdout, devBanner{addr: addr, cfg: cfg, demo: demo, dataDir: dataDir, startup: time.Since(start)})
-		})
-	})
+	g.Go(func() error { return api.ListenAndServe(gctx, httpAddr, srv.Handler(), ready) })
 	return g.Wait()
 }
 

@@ -27,52 +27,23 @@ import (
 // the key callbacks are signed with), VENDORSIM_CALLBACK_URL (optional) and
 // SANDBOX_COMPLETE_AFTER (default 2s).
 func runVendorSim(ctx context.Context, stdout, stderr io.Writer, getenv func(string) string) error {
-	addr := strings.TrimSpace(getenv("VENDORSIM_ADDR"))
-	if addr == "" {
-		addr = ":8090"
-	}
-	if strings.TrimSpace(getenv("VENDORSIM_SECRET")) != "" {
-		return errors.New("VENDORSIM_SECRET is no longer read: set VENDORSIM_TOKEN (the bearer token clients send) and VENDORSIM_CALLBACK_SECRET (the key callbacks are signed with), two different secrets")
-	}
-	token := strings.TrimSpace(getenv("VENDORSIM_TOKEN"))
-	if token == "" {
-		return errors.New("VENDORSIM_TOKEN is required: the token clients send as \"Authorization: Bearer <token>\" (for example: openssl rand -hex 32)")
-	}
-	callbackSecret := strings.TrimSpace(getenv("VENDORSIM_CALLBACK_SECRET"))
-	if callbackSecret == "" {
-		return errors.New("VENDORSIM_CALLBACK_SECRET is required: the key callbacks are signed with, not the token (for example: openssl rand -hex 32)")
-	}
-	if token == callbackSecret {
-		return errors.New("VENDORSIM_TOKEN and VENDORSIM_CALLBACK_SECRET must differ: whoever may call the simulator must not be able to sign its callbacks")
-	}
-	callbackURL := strings.TrimSpace(getenv("VENDORSIM_CALLBACK_URL"))
-	if callbackURL != "" {
-		u, err := url.Parse(callbackURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("VENDORSIM_CALLBACK_URL=%q: want an http(s) URL such as http://127.0.0.1:8080/vendor-callbacks", callbackURL)
-		}
-	}
-	completeAfter := 2 * time.Second
-	if v := strings.TrimSpace(getenv("SANDBOX_COMPLETE_AFTER")); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			return fmt.Errorf("SANDBOX_COMPLETE_AFTER=%q: want a non-negative Go duration such as 2s or 1m", v)
-		}
-		completeAfter = d
+	settings, err := readVendorSimSettings(getenv)
+	if err != nil {
+		return err
 	}
 	log := logging.New(stderr, slog.LevelInfo)
 
 	sim, err := vendorsim.NewServer(vendorsim.ServerOptions{
-		Token:          token,
-		CallbackSecret: callbackSecret,
-		Sandbox:        sandbox.Options{CompleteAfter: completeAfter},
-		CallbackURL:    callbackURL,
+		Token:          settings.token,
+		CallbackSecret: settings.callbackSecret,
+		Sandbox:        sandbox.Options{CompleteAfter: settings.completeAfter},
+		CallbackURL:    settings.callbackURL,
 		Logger:         log,
 	})
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := net.Listen("tcp", settings.addr)
 	if err != nil {
 		return err
 	}
@@ -87,9 +58,64 @@ func runVendorSim(ctx context.Context, stdout, stderr io.Writer, getenv func(str
 	}
 	log.Info("vendorsim listening", slog.String("addr", ln.Addr().String()),
 		slog.String("vendors", sandbox.SimBank+","+sandbox.SimWallet),
-		slog.String("callback_url", callbackURL), slog.Duration("complete_after", completeAfter))
+		slog.String("callback_url", settings.callbackURL), slog.Duration("complete_after", settings.completeAfter))
 	fmt.Fprintf(stdout, "vendorsim: simbank and simwallet on http://%s/v1/{simbank,simwallet} (sandbox only, no real money)\n", ln.Addr())
 
+	return serveVendorSim(ctx, sim, srv, ln, log)
+}
+
+// vendorSimSettings are runVendorSim's configuration, read from the
+// environment.
+type vendorSimSettings struct {
+	addr           string
+	token          string
+	callbackSecret string
+	callbackURL    string
+	completeAfter  time.Duration
+}
+
+// readVendorSimSettings reads and checks runVendorSim's variables, stopping
+// at the first problem.
+func readVendorSimSettings(getenv func(string) string) (vendorSimSettings, error) {
+	s := vendorSimSettings{addr: strings.TrimSpace(getenv("VENDORSIM_ADDR")), completeAfter: 2 * time.Second}
+	if s.addr == "" {
+		s.addr = ":8090"
+	}
+	if strings.TrimSpace(getenv("VENDORSIM_SECRET")) != "" {
+		return s, errors.New("VENDORSIM_SECRET is no longer read: set VENDORSIM_TOKEN (the bearer token clients send) and VENDORSIM_CALLBACK_SECRET (the key callbacks are signed with), two different secrets")
+	}
+	s.token = strings.TrimSpace(getenv("VENDORSIM_TOKEN"))
+	if s.token == "" {
+		return s, errors.New("VENDORSIM_TOKEN is required: the token clients send as \"Authorization: Bearer <token>\" (for example: openssl rand -hex 32)")
+	}
+	s.callbackSecret = strings.TrimSpace(getenv("VENDORSIM_CALLBACK_SECRET"))
+	if s.callbackSecret == "" {
+		return s, errors.New("VENDORSIM_CALLBACK_SECRET is required: the key callbacks are signed with, not the token (for example: openssl rand -hex 32)")
+	}
+	if s.token == s.callbackSecret {
+		return s, errors.New("VENDORSIM_TOKEN and VENDORSIM_CALLBACK_SECRET must differ: whoever may call the simulator must not be able to sign its callbacks")
+	}
+	s.callbackURL = strings.TrimSpace(getenv("VENDORSIM_CALLBACK_URL"))
+	if s.callbackURL != "" {
+		u, err := url.Parse(s.callbackURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return s, fmt.Errorf("VENDORSIM_CALLBACK_URL=%q: want an http(s) URL such as http://127.0.0.1:8080/vendor-callbacks", s.callbackURL)
+		}
+	}
+	if v := strings.TrimSpace(getenv("SANDBOX_COMPLETE_AFTER")); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return s, fmt.Errorf("SANDBOX_COMPLETE_AFTER=%q: want a non-negative Go duration such as 2s or 1m", v)
+		}
+		s.completeAfter = d
+	}
+	return s, nil
+}
+
+// serveVendorSim runs the simulator's callbacks and its HTTP server on ln
+// until ctx ends, then shuts the server down, giving requests in flight
+// 15 s.
+func serveVendorSim(ctx context.Context, sim *vendorsim.Server, srv *http.Server, ln net.Listener, log *slog.Logger) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return sim.Run(gctx) })
 	g.Go(func() error {

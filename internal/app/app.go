@@ -216,8 +216,15 @@ func NewServices(p Parts) (*payouts.Service, *payments.Service) {
 		LockTTL: p.Config.DisbursementLockTTL, SubmitLease: p.Config.DisbursementSubmitLease, Now: p.Now, Metrics: p.Metrics,
 		InquiryBudget: budget, ReturnWatch: p.Config.PayoutReturnWatch()})
 	pa := payments.New(payments.Options{DB: p.DB, Acquirer: p.Acquirer, Queue: paymentQueue,
-		Calendar: p.Config.SettlementCalendar(), Now: p.Now, Metrics: p.Metrics})
+		Calendar: SettlementCalendar(p.Config), Now: p.Now, Metrics: p.Metrics})
 	return po, pa
+}
+
+// SettlementCalendar is the payment settlement calendar cfg configures
+// (SETTLEMENT_HOLIDAYS, SETTLEMENT_DELAY). It is built here rather than in
+// config, which is plumbing and imports no lifecycle package.
+func SettlementCalendar(cfg config.Config) payments.Calendar {
+	return payments.Calendar{Holidays: cfg.SettlementHolidays, Delay: cfg.SettlementDelay}
 }
 
 // WebhookDeliverer builds the deliverer: in production only https and no

@@ -20,7 +20,6 @@ import (
 
 	"github.com/payoutd/payoutd/internal/credentials"
 	"github.com/payoutd/payoutd/models"
-	"github.com/payoutd/payoutd/payments"
 )
 
 // Config is the whole configuration of api, worker, migrate and admin.
@@ -146,160 +145,259 @@ func Defaults() Config {
 // from base. Every problem is reported, not only the first.
 func Load(getenv func(string) string, base Config) (Config, error) {
 	c := base
-	var errs []error
-	str := func(name string, dst *string) {
-		if v := strings.TrimSpace(getenv(name)); v != "" {
-			*dst = v
-		}
-	}
-	dur := func(name string, dst *time.Duration) {
-		v := strings.TrimSpace(getenv(name))
-		if v == "" {
-			return
-		}
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			errs = append(errs, fmt.Errorf("%s=%q: want a non-negative Go duration such as 10s, 30m or 24h", name, v))
-			return
-		}
-		*dst = d
-	}
-	str("DATABASE_URL", &c.DatabaseURL)
-	str("REDIS_URL", &c.RedisURL)
-	str("HTTP_ADDR", &c.HTTPAddr)
-	str("METRICS_ADDR", &c.MetricsAddr)
-	str("ADMIN_USER", &c.AdminUser)
-	str("ADMIN_PASSWORD", &c.AdminPassword)
-	str("PUBLIC_BASE_URL", &c.PublicBaseURL)
-	str("VENDORSIM_URL", &c.VendorSimURL)
-	str("ACQUIRER_SECRET", &c.AcquirerSecret)
-	str("VENDORSIM_TOKEN", &c.VendorSimToken)
-	str("VENDORSIM_CALLBACK_SECRET", &c.VendorSimCallbackSecret)
-	if strings.TrimSpace(getenv("VENDORSIM_SECRET")) != "" {
-		// Refused rather than ignored: it used to be both secrets.
-		errs = append(errs, errors.New("VENDORSIM_SECRET is no longer read: set VENDORSIM_TOKEN (the bearer token) and VENDORSIM_CALLBACK_SECRET (the callback key), two different secrets, here and on `payoutd vendorsim`"))
-	}
-	dur("AUTH_CACHE_TTL", &c.AuthCacheTTL)
-	dur("DISBURSEMENT_LOCK_TTL", &c.DisbursementLockTTL)
-	dur("DISBURSEMENT_SUBMIT_WAIT", &c.DisbursementSubmitWait)
-	dur("DISBURSEMENT_SUBMIT_LEASE", &c.DisbursementSubmitLease)
-	dur("DISBURSEMENT_RETURN_WATCH", &c.DisbursementReturnWatch)
-	dur("SETTLEMENT_DELAY", &c.SettlementDelay)
-	dur("SANDBOX_COMPLETE_AFTER", &c.SandboxCompleteAfter)
-	dur("WEBHOOK_TIMEOUT", &c.WebhookTimeout)
-	dur("WEBHOOK_RETRY_BASE", &c.WebhookRetryBase)
-	dur("WEBHOOK_RETRY_CAP", &c.WebhookRetryCap)
-	dur("WEBHOOK_RETRY_WINDOW", &c.WebhookRetryWindow)
-	perMinute := func(name string, dst *int) {
-		v := strings.TrimSpace(getenv(name))
-		if v == "" {
-			return
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			errs = append(errs, fmt.Errorf("%s=%q: want a whole number of requests per minute, 0 or more (0 turns the limit off)", name, v))
-			return
-		}
-		*dst = n
-	}
-	perMinute("QUOTE_RATE_LIMIT", &c.QuoteRateLimit)
-	perMinute("INQUIRY_REFUSAL_RATE_LIMIT", &c.InquiryRefusalRateLimit)
+	l := &loader{getenv: getenv}
+	l.environment(&c)
+	l.backends(&c)
+	l.http(&c)
+	l.operators(&c)
+	l.workerMetrics(&c)
+	l.secrets(&c)
+	l.disbursements(&c)
+	l.settlement(&c)
+	l.webhooks(&c)
+	l.vendorSim(&c)
+	return c, errors.Join(l.errs...)
+}
 
-	if v := strings.TrimSpace(getenv("OPS_READ_ONLY")); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("OPS_READ_ONLY=%q: want true or false", v))
-		} else {
-			c.OpsReadOnly = b
-		}
+// loader reads variables through getenv and collects every problem it
+// finds; a variable that is unset or blank leaves its setting as it was.
+type loader struct {
+	getenv func(string) string
+	errs   []error
+}
+
+func (l *loader) get(name string) string { return strings.TrimSpace(l.getenv(name)) }
+
+func (l *loader) fail(err error) { l.errs = append(l.errs, err) }
+
+func (l *loader) str(name string, dst *string) {
+	if v := l.get(name); v != "" {
+		*dst = v
 	}
-	if v := strings.TrimSpace(getenv("APP_ENV")); v != "" {
+}
+
+func (l *loader) dur(name string, dst *time.Duration) {
+	v := l.get(name)
+	if v == "" {
+		return
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		l.fail(fmt.Errorf("%s=%q: want a non-negative Go duration such as 10s, 30m or 24h", name, v))
+		return
+	}
+	*dst = d
+}
+
+func (l *loader) perMinute(name string, dst *int) {
+	v := l.get(name)
+	if v == "" {
+		return
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		l.fail(fmt.Errorf("%s=%q: want a whole number of requests per minute, 0 or more (0 turns the limit off)", name, v))
+		return
+	}
+	*dst = n
+}
+
+func (l *loader) cidrs(name string, dst *[]netip.Prefix) {
+	v := l.get(name)
+	if v == "" {
+		return
+	}
+	prefixes, err := models.ParseCIDRList(v)
+	if err != nil {
+		l.fail(fmt.Errorf("%s: %w", name, err))
+		return
+	}
+	*dst = prefixes
+}
+
+// environment reads APP_ENV and LOG_LEVEL.
+func (l *loader) environment(c *Config) {
+	if v := l.get("APP_ENV"); v != "" {
 		env, err := models.ParseEnvironment(v)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("APP_ENV: %w", err))
+			l.fail(fmt.Errorf("APP_ENV: %w", err))
 		} else {
 			c.Env = env
 		}
 	}
-	if v := strings.TrimSpace(getenv("SECRETS_KEY")); v != "" {
+	if v := l.get("LOG_LEVEL"); v != "" {
+		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
+			l.fail(fmt.Errorf("LOG_LEVEL=%q: want debug, info, warn or error", v))
+		}
+	}
+}
+
+// backends reads where the database and Redis are; Check says whether a
+// subcommand needs them.
+func (l *loader) backends(c *Config) {
+	l.str("DATABASE_URL", &c.DatabaseURL)
+	l.str("REDIS_URL", &c.RedisURL)
+}
+
+// http reads the API server's settings: its address and public URL, the
+// proxies it believes, how long it caches a client, and its rate limits.
+func (l *loader) http(c *Config) {
+	l.str("HTTP_ADDR", &c.HTTPAddr)
+	l.str("PUBLIC_BASE_URL", &c.PublicBaseURL)
+	if u, err := url.Parse(c.PublicBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		l.fail(fmt.Errorf("PUBLIC_BASE_URL=%q: want an absolute http(s) URL", c.PublicBaseURL))
+	}
+	l.cidrs("TRUSTED_PROXIES", &c.TrustedProxies)
+	l.dur("AUTH_CACHE_TTL", &c.AuthCacheTTL)
+	if c.AuthCacheTTL > time.Minute {
+		l.fail(fmt.Errorf("AUTH_CACHE_TTL=%s: at most 1m (a lost change announcement keeps a rotated key working that long)", c.AuthCacheTTL))
+	}
+	l.perMinute("QUOTE_RATE_LIMIT", &c.QuoteRateLimit)
+	l.perMinute("INQUIRY_REFUSAL_RATE_LIMIT", &c.InquiryRefusalRateLimit)
+}
+
+// operators reads who may use the operators' routes and whether the queue
+// dashboard is read-only.
+func (l *loader) operators(c *Config) {
+	l.str("ADMIN_USER", &c.AdminUser)
+	l.str("ADMIN_PASSWORD", &c.AdminPassword)
+	if v := l.get("OPS_READ_ONLY"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			l.fail(fmt.Errorf("OPS_READ_ONLY=%q: want true or false", v))
+		} else {
+			c.OpsReadOnly = b
+		}
+	}
+}
+
+// workerMetrics reads where the worker serves /metrics, which answers only
+// to the operators: it comes after operators.
+func (l *loader) workerMetrics(c *Config) {
+	l.str("METRICS_ADDR", &c.MetricsAddr)
+	if c.MetricsAddr == "" {
+		return
+	}
+	if _, port, err := net.SplitHostPort(c.MetricsAddr); err != nil || port == "" {
+		l.fail(fmt.Errorf("METRICS_ADDR=%q: want host:port or :port, such as :9090", c.MetricsAddr))
+	}
+	if c.AdminUser == "" || c.AdminPassword == "" {
+		l.fail(errors.New("METRICS_ADDR needs ADMIN_USER and ADMIN_PASSWORD: /metrics answers only to them"))
+	} else if err := c.checkAdminPassword(); err != nil {
+		l.fail(err)
+	}
+}
+
+// secrets reads the keys secrets are sealed under and the sandbox
+// acquirer's notification secret.
+func (l *loader) secrets(c *Config) {
+	if v := l.get("SECRETS_KEY"); v != "" {
 		key, err := credentials.ParseSecretsKey(v)
 		if err != nil {
-			errs = append(errs, err)
+			l.fail(err)
 		} else {
 			c.SecretsKey = key
 		}
 	}
-	if v := strings.TrimSpace(getenv("SECRETS_KEY_PREVIOUS")); v != "" {
+	if v := l.get("SECRETS_KEY_PREVIOUS"); v != "" {
 		key, err := credentials.ParseSecretsKey(v)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("SECRETS_KEY_PREVIOUS: %w", err))
+			l.fail(fmt.Errorf("SECRETS_KEY_PREVIOUS: %w", err))
 		} else {
 			c.SecretsKeyPrevious = key
 		}
 	}
-	if v := strings.TrimSpace(getenv("TRUSTED_PROXIES")); v != "" {
-		prefixes, err := models.ParseCIDRList(v)
+	l.str("ACQUIRER_SECRET", &c.AcquirerSecret)
+}
+
+// disbursements reads the payout lifecycle's timings, the sandbox
+// vendor's among them.
+func (l *loader) disbursements(c *Config) {
+	l.dur("DISBURSEMENT_LOCK_TTL", &c.DisbursementLockTTL)
+	l.dur("DISBURSEMENT_SUBMIT_WAIT", &c.DisbursementSubmitWait)
+	l.dur("DISBURSEMENT_SUBMIT_LEASE", &c.DisbursementSubmitLease)
+	l.dur("DISBURSEMENT_RETURN_WATCH", &c.DisbursementReturnWatch)
+	l.dur("SANDBOX_COMPLETE_AFTER", &c.SandboxCompleteAfter)
+}
+
+// settlement reads the payment settlement calendar: a fixed delay, or the
+// holidays the next-business-day rule skips.
+func (l *loader) settlement(c *Config) {
+	l.dur("SETTLEMENT_DELAY", &c.SettlementDelay)
+	if v := l.get("SETTLEMENT_HOLIDAYS"); v != "" {
+		days, err := parseHolidays(v)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("TRUSTED_PROXIES: %w", err))
-		} else {
-			c.TrustedProxies = prefixes
-		}
-	}
-	if v := strings.TrimSpace(getenv("SETTLEMENT_HOLIDAYS")); v != "" {
-		days, err := payments.ParseHolidays(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("SETTLEMENT_HOLIDAYS: %w", err))
+			l.fail(fmt.Errorf("SETTLEMENT_HOLIDAYS: %w", err))
 		} else {
 			c.SettlementHolidays = days
 		}
 	}
-	if v := strings.TrimSpace(getenv("WEBHOOK_ALLOWED_NETWORKS")); v != "" {
-		prefixes, err := models.ParseCIDRList(v)
+}
+
+// parseHolidays reads SETTLEMENT_HOLIDAYS: dates as YYYY-MM-DD separated
+// by commas, keyed as payments.Calendar.Holidays wants them.
+func parseHolidays(s string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		d, err := time.Parse(time.DateOnly, part)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("WEBHOOK_ALLOWED_NETWORKS: %w", err))
-		} else {
-			c.WebhookAllowedNetworks = prefixes
+			return nil, fmt.Errorf("holiday %q: want a date such as 2026-12-25", part)
+		}
+		out[d.Format(time.DateOnly)] = true
+	}
+	return out, nil
+}
+
+// webhooks reads webhook delivery: the attempt timeout and retry schedule,
+// none of which may be zero, and the private networks production may
+// deliver to.
+func (l *loader) webhooks(c *Config) {
+	schedule := []struct {
+		name string
+		dst  *time.Duration
+	}{
+		{"WEBHOOK_TIMEOUT", &c.WebhookTimeout},
+		{"WEBHOOK_RETRY_BASE", &c.WebhookRetryBase},
+		{"WEBHOOK_RETRY_CAP", &c.WebhookRetryCap},
+		{"WEBHOOK_RETRY_WINDOW", &c.WebhookRetryWindow},
+	}
+	for _, s := range schedule {
+		l.dur(s.name, s.dst)
+	}
+	for _, s := range schedule {
+		if *s.dst <= 0 {
+			l.fail(fmt.Errorf("%s must be greater than zero", s.name))
 		}
 	}
-	for name, d := range map[string]time.Duration{"WEBHOOK_TIMEOUT": c.WebhookTimeout, "WEBHOOK_RETRY_BASE": c.WebhookRetryBase,
-		"WEBHOOK_RETRY_CAP": c.WebhookRetryCap, "WEBHOOK_RETRY_WINDOW": c.WebhookRetryWindow} {
-		if d <= 0 {
-			errs = append(errs, fmt.Errorf("%s must be greater than zero", name))
-		}
+	l.cidrs("WEBHOOK_ALLOWED_NETWORKS", &c.WebhookAllowedNetworks)
+}
+
+// vendorSim reads how to reach `payoutd vendorsim` over HTTP, if at all,
+// and refuses the single secret it used to take.
+func (l *loader) vendorSim(c *Config) {
+	l.str("VENDORSIM_URL", &c.VendorSimURL)
+	l.str("VENDORSIM_TOKEN", &c.VendorSimToken)
+	l.str("VENDORSIM_CALLBACK_SECRET", &c.VendorSimCallbackSecret)
+	if l.get("VENDORSIM_SECRET") != "" {
+		// Refused rather than ignored: it used to be both secrets.
+		l.fail(errors.New("VENDORSIM_SECRET is no longer read: set VENDORSIM_TOKEN (the bearer token) and VENDORSIM_CALLBACK_SECRET (the callback key), two different secrets, here and on `payoutd vendorsim`"))
 	}
-	if v := strings.TrimSpace(getenv("LOG_LEVEL")); v != "" {
-		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
-			errs = append(errs, fmt.Errorf("LOG_LEVEL=%q: want debug, info, warn or error", v))
-		}
+	if c.VendorSimURL == "" {
+		return
 	}
-	if c.AuthCacheTTL > time.Minute {
-		errs = append(errs, fmt.Errorf("AUTH_CACHE_TTL=%s: at most 1m (a lost change announcement keeps a rotated key working that long)", c.AuthCacheTTL))
+	if u, err := url.Parse(c.VendorSimURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		l.fail(fmt.Errorf("VENDORSIM_URL=%q: want an absolute http(s) URL such as http://vendorsim:8090", c.VendorSimURL))
 	}
-	if u, err := url.Parse(c.PublicBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		errs = append(errs, fmt.Errorf("PUBLIC_BASE_URL=%q: want an absolute http(s) URL", c.PublicBaseURL))
+	switch {
+	case c.VendorSimToken == "" || c.VendorSimCallbackSecret == "":
+		l.fail(errors.New("VENDORSIM_TOKEN and VENDORSIM_CALLBACK_SECRET are required with VENDORSIM_URL (the two secrets `payoutd vendorsim` was started with)"))
+	case c.VendorSimToken == c.VendorSimCallbackSecret:
+		l.fail(errors.New("VENDORSIM_TOKEN and VENDORSIM_CALLBACK_SECRET must differ: a token that can call the vendor must not sign its callbacks"))
 	}
-	if c.MetricsAddr != "" {
-		if _, port, err := net.SplitHostPort(c.MetricsAddr); err != nil || port == "" {
-			errs = append(errs, fmt.Errorf("METRICS_ADDR=%q: want host:port or :port, such as :9090", c.MetricsAddr))
-		}
-		if c.AdminUser == "" || c.AdminPassword == "" {
-			errs = append(errs, errors.New("METRICS_ADDR needs ADMIN_USER and ADMIN_PASSWORD: /metrics answers only to them"))
-		} else if err := c.checkAdminPassword(); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if c.VendorSimURL != "" {
-		if u, err := url.Parse(c.VendorSimURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			errs = append(errs, fmt.Errorf("VENDORSIM_URL=%q: want an absolute http(s) URL such as http://vendorsim:8090", c.VendorSimURL))
-		}
-		switch {
-		case c.VendorSimToken == "" || c.VendorSimCallbackSecret == "":
-			errs = append(errs, errors.New("VENDORSIM_TOKEN and VENDORSIM_CALLBACK_SECRET are required with VENDORSIM_URL (the two secrets `payoutd vendorsim` was started with)"))
-		case c.VendorSimToken == c.VendorSimCallbackSecret:
-			errs = append(errs, errors.New("VENDORSIM_TOKEN and VENDORSIM_CALLBACK_SECRET must differ: a token that can call the vendor must not sign its callbacks"))
-		}
-	}
-	return c, errors.Join(errs...)
 }
 
 // Needs says which parts of the configuration a subcommand uses.
@@ -348,11 +446,6 @@ func (c Config) Check(n Needs) error {
 		errs = append(errs, fmt.Errorf("SECRETS_KEY is required (APP_ENV=%s): 64 hex characters, e.g. from `openssl rand -hex 32`; `payoutd dev` makes its own", c.Env))
 	}
 	return errors.Join(errs...)
-}
-
-// SettlementCalendar is the payment settlement calendar configured.
-func (c Config) SettlementCalendar() payments.Calendar {
-	return payments.Calendar{Holidays: c.SettlementHolidays, Delay: c.SettlementDelay}
 }
 
 // AcquirerCallbackSecret is ACQUIRER_SECRET, or one derived from

@@ -4,8 +4,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/payoutd/payoutd/payments"
 )
 
 func TestMetricsAddr(t *testing.T) {
@@ -61,14 +59,22 @@ func TestSettlementSettings(t *testing.T) {
 			t.Errorf("%v: %v", tt.env, err)
 			continue
 		}
-		cal := c.SettlementCalendar()
-		if len(cal.Holidays) != len(tt.holidays) || cal.Delay != tt.delay {
-			t.Errorf("%v: calendar %+v, want holidays %v and delay %s", tt.env, cal, tt.holidays, tt.delay)
+		if len(c.SettlementHolidays) != len(tt.holidays) || c.SettlementDelay != tt.delay {
+			t.Errorf("%v: holidays %v and delay %s, want holidays %v and delay %s", tt.env, c.SettlementHolidays, c.SettlementDelay, tt.holidays, tt.delay)
 		}
 		for _, day := range tt.holidays {
-			if d, _ := time.ParseInLocation(time.DateOnly, day, payments.Jakarta); cal.BusinessDay(d) {
-				t.Errorf("%v: %s is a business day of the calendar", tt.env, day)
+			if !c.SettlementHolidays[day] {
+				t.Errorf("%v: %s is not a holiday", tt.env, day)
 			}
+		}
+	}
+}
+
+func TestParseHolidaysRefusesBadDates(t *testing.T) {
+	t.Parallel()
+	for _, bad := range []string{"2026-13-01", "25-12-2026", "tomorrow", "2026-12-25,x"} {
+		if _, err := parseHolidays(bad); err == nil {
+			t.Errorf("parseHolidays(%q) accepted", bad)
 		}
 	}
 }

@@ -273,33 +273,52 @@ func RedisDatabase(t testing.TB) string {
 		t.Fatalf("TEST_REDIS_URL: %v", err)
 	}
 	leases := redis.NewClient(opts)
-	ctx := context.Background()
 	token := randomHex(8)
-	var n int
-	var key string
-	for deadline := time.Now().Add(leaseWait); n == 0; {
-		for db := firstLeasedDB; db <= lastLeasedDB && n == 0; db++ {
-			if db == opts.DB {
+	n, key := leaseRedisDatabase(t, leases, opts.DB, token)
+	holdLease(t, leases, key, token)
+	flushRedisDatabase(t, opts, n)
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatalf("TEST_REDIS_URL: %v", err)
+	}
+	u.Path = fmt.Sprintf("/%d", n)
+	return u.String()
+}
+
+// leaseRedisDatabase takes, under token, the lease of the first of
+// databases firstLeasedDB to lastLeasedDB that is free (never leasesDB,
+// which holds the leases), waiting up to leaseWait for one. It returns the
+// database and its lease's key; failing, it closes leases.
+func leaseRedisDatabase(t testing.TB, leases *redis.Client, leasesDB int, token string) (int, string) {
+	t.Helper()
+	ctx := context.Background()
+	for deadline := time.Now().Add(leaseWait); ; {
+		for n := firstLeasedDB; n <= lastLeasedDB; n++ {
+			if n == leasesDB {
 				continue // holds the leases, and other tests' queues
 			}
-			k := fmt.Sprintf("payoutd:testenv:redis-db:%d", db)
-			ok, err := leases.SetNX(ctx, k, token, leaseTTL).Result()
+			key := fmt.Sprintf("payoutd:testenv:redis-db:%d", n)
+			ok, err := leases.SetNX(ctx, key, token, leaseTTL).Result()
 			if err != nil {
 				leases.Close()
 				t.Fatalf("lease a Redis database: %v", err)
 			}
 			if ok {
-				n, key = db, k
+				return n, key
 			}
 		}
-		if n == 0 {
-			if time.Now().After(deadline) {
-				leases.Close()
-				t.Fatalf("no Redis database %d-%d free for %s", firstLeasedDB, lastLeasedDB, leaseWait)
-			}
-			time.Sleep(200 * time.Millisecond)
+		if time.Now().After(deadline) {
+			leases.Close()
+			t.Fatalf("no Redis database %d-%d free for %s", firstLeasedDB, lastLeasedDB, leaseWait)
 		}
+		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// holdLease renews the lease key (held under token) until the test ends,
+// then releases it and closes leases.
+func holdLease(t testing.TB, leases *redis.Client, key, token string) {
+	ctx := context.Background()
 	stop := make(chan struct{})
 	renewed := make(chan struct{})
 	go func() {
@@ -321,19 +340,18 @@ func RedisDatabase(t testing.TB) string {
 		leaseScript.Run(ctx, leases, []string{key}, token, 0)
 		leases.Close()
 	})
+}
+
+// flushRedisDatabase empties database n of opts's server.
+func flushRedisDatabase(t testing.TB, opts *redis.Options, n int) {
+	t.Helper()
 	db := *opts
 	db.DB = n
 	rdb := redis.NewClient(&db)
 	defer rdb.Close()
-	if err := rdb.FlushDB(ctx).Err(); err != nil {
+	if err := rdb.FlushDB(context.Background()).Err(); err != nil {
 		t.Fatalf("flush Redis database %d: %v", n, err)
 	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		t.Fatalf("TEST_REDIS_URL: %v", err)
-	}
-	u.Path = fmt.Sprintf("/%d", n)
-	return u.String()
 }
 
 // leaseScript renews a lease for ARGV[2] ms, or releases it when that is 0,

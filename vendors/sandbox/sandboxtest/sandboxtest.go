@@ -270,30 +270,45 @@ func testSubmitRejections(t *testing.T, p Pair, _ *Clock) {
 		ref := fmt.Sprintf("ref-%d", i)
 		res, err := Submit(v, ref, tt.code, tt.account, tt.tt, tt.amount)
 		if tt.rejected {
-			if !errors.Is(err, vendors.ErrRejected) {
-				t.Errorf("%s: Submit = %+v, %v; want ErrRejected", tt.name, res, err)
-			}
-			if errors.Is(err, vendors.ErrUnavailable) {
-				t.Errorf("%s: a rejection must not also be ErrUnavailable: %v", tt.name, err)
-			}
-			if n := submitCalls(t, v, ref); n != 0 {
-				t.Errorf("%s: rejected payout counted (%d submit calls)", tt.name, n)
-			}
-			if _, err := v.Status(context.Background(), ref); !errors.Is(err, vendors.ErrUnknownPayout) {
-				t.Errorf("%s: Status of a rejected payout = %v, want ErrUnknownPayout", tt.name, err)
-			}
-			continue
+			checkSubmitRejected(t, v, tt.name, ref, res, err)
+		} else {
+			checkSubmitAccepted(t, v, tt.name, ref, res, err)
 		}
-		if err != nil {
-			t.Errorf("%s: Submit error %v, want accepted", tt.name, err)
-			continue
-		}
-		if res.Reference != ref || res.Status != vendors.PayoutPending {
-			t.Errorf("%s: Submit = %+v, want PENDING for %s", tt.name, res, ref)
-		}
-		if n := submitCalls(t, v, ref); n != 1 {
-			t.Errorf("%s: SubmitCalls = %d, want 1", tt.name, n)
-		}
+	}
+}
+
+// checkSubmitRejected: a rejected submit is ErrRejected and never also
+// ErrUnavailable (nothing to retry), and leaves no payout behind: no
+// submit call counted, and Status does not know ref.
+func checkSubmitRejected(t *testing.T, v Vendor, name, ref string, res vendors.PayoutResult, err error) {
+	t.Helper()
+	if !errors.Is(err, vendors.ErrRejected) {
+		t.Errorf("%s: Submit = %+v, %v; want ErrRejected", name, res, err)
+	}
+	if errors.Is(err, vendors.ErrUnavailable) {
+		t.Errorf("%s: a rejection must not also be ErrUnavailable: %v", name, err)
+	}
+	if n := submitCalls(t, v, ref); n != 0 {
+		t.Errorf("%s: rejected payout counted (%d submit calls)", name, n)
+	}
+	if _, err := v.Status(context.Background(), ref); !errors.Is(err, vendors.ErrUnknownPayout) {
+		t.Errorf("%s: Status of a rejected payout = %v, want ErrUnknownPayout", name, err)
+	}
+}
+
+// checkSubmitAccepted: an accepted submit is PENDING under ref, counted
+// once.
+func checkSubmitAccepted(t *testing.T, v Vendor, name, ref string, res vendors.PayoutResult, err error) {
+	t.Helper()
+	if err != nil {
+		t.Errorf("%s: Submit error %v, want accepted", name, err)
+		return
+	}
+	if res.Reference != ref || res.Status != vendors.PayoutPending {
+		t.Errorf("%s: Submit = %+v, want PENDING for %s", name, res, ref)
+	}
+	if n := submitCalls(t, v, ref); n != 1 {
+		t.Errorf("%s: SubmitCalls = %d, want 1", name, n)
 	}
 }
 
