@@ -618,7 +618,7 @@ func TestCallbacks(t *testing.T) {
 		{"X-Callback-Token": {"wrong-token"}},
 		{"X-Callback-Token": {callbackToken + "x"}},
 		{"X-Callback-Token": {secretKey}},
-		{"Authorization": {"Basic " + base64.StdEncoding.EncodeToString([]byte(secretKey + ":"))}},
+		{"Authorization": {"Basic " + base64.StdEncoding.EncodeToString([]byte(secretKey+":"))}},
 	}
 	for _, h := range forged {
 		if _, err := e.v.ParseCallback(h, body, e.clock.Now()); !errors.Is(err, vendors.ErrInvalidCallback) {
