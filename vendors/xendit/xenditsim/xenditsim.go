@@ -174,7 +174,7 @@ type createRequest struct {
 	ReferenceID         string          `json:"reference_id"`
 	ChannelCode         string          `json:"channel_code"`
 	ChannelProperties   *chanProps      `json:"channel_properties"`
-	Amount              json.Number     `json:"amount"`
+	Amount              json.RawMessage `json:"amount"` // a JSON number; a quoted number is refused
 	Description         string          `json:"description,omitempty"`
 	Currency            string          `json:"currency"`
 	ReceiptNotification json.RawMessage `json:"receipt_notification,omitempty"`
@@ -261,7 +261,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	now := s.now().UTC()
 	p := &payout{account: req.ChannelProperties.AccountNumber, createdAt: now, calls: 1}
 	p.obj = payoutJSON{
-		ID: newID(), Amount: req.Amount, ChannelCode: req.ChannelCode, Currency: req.Currency,
+		ID: newID(), Amount: json.Number(req.Amount), ChannelCode: req.ChannelCode, Currency: req.Currency,
 		Description: req.Description, ReferenceID: req.ReferenceID, Status: "ACCEPTED",
 		Created: stamp(now), Updated: stamp(now), EstimatedArrivalTime: stamp(now.Add(15 * time.Minute)),
 		BusinessID: s.businessID, ChannelProperties: *req.ChannelProperties,
@@ -299,7 +299,7 @@ func (s *Server) validate(req createRequest) (string, string) {
 		return "API_VALIDATION_ERROR", "channel_properties.account_number is required"
 	case req.Currency == "":
 		return "API_VALIDATION_ERROR", "currency is required"
-	case req.Amount == "":
+	case len(req.Amount) == 0 || string(req.Amount) == "null":
 		return "API_VALIDATION_ERROR", "amount is required"
 	}
 	ch, ok := channelByCode(req.ChannelCode)
@@ -307,7 +307,7 @@ func (s *Server) validate(req createRequest) (string, string) {
 		return "CHANNEL_CODE_NOT_SUPPORTED_ERROR", "Channel code is not supported for this currency"
 	}
 	// "For IDR currency, number should be integer."
-	if !integer.MatchString(string(req.Amount)) {
+	if !integer.Match(req.Amount) {
 		return "API_VALIDATION_ERROR", "amount must be a positive integer for IDR"
 	}
 	acc := req.ChannelProperties.AccountNumber
@@ -315,7 +315,7 @@ func (s *Server) validate(req createRequest) (string, string) {
 		acc == sandbox.AccountUnresolved || acc == sandbox.AccountSubmitRejected {
 		return "RECIPIENT_ACCOUNT_NUMBER_ERROR", "The account number is invalid for the selected channel"
 	}
-	amount := amountOf(req.Amount)
+	amount := amountOf(json.Number(req.Amount))
 	switch {
 	case amount < ch.AmountLimits.Minimum:
 		return "RECIPIENT_AMOUNT_ERROR", fmt.Sprintf("amount is below the minimum of %d for %s", ch.AmountLimits.Minimum, ch.ChannelCode)
