@@ -346,7 +346,13 @@ func (v *Vendor) Submit(ctx context.Context, p vendors.Payout) (vendors.PayoutRe
 	err = v.call(ctx, http.MethodPost, "/v2/payouts", hdr, body, &out, 1)
 	var apiErr *APIError
 	if errors.As(err, &apiErr) && (apiErr.Code == CodeDuplicate || apiErr.Code == CodeDuplicateTransaction) {
-		return v.Status(ctx, p.Reference)
+		res, err := v.Status(ctx, p.Reference)
+		if errors.Is(err, vendors.ErrUnknownPayout) {
+			// The key is taken but no payout carries the reference: never
+			// "unknown", which would invite a resubmit that conflicts again.
+			return vendors.PayoutResult{}, fmt.Errorf("%w: %w, and no payout has reference_id %q", vendors.ErrUnavailable, apiErr, p.Reference)
+		}
+		return res, err
 	}
 	if err != nil {
 		return vendors.PayoutResult{}, err

@@ -711,3 +711,52 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// rawCreate creates a payout on the simulator directly, with any key.
+func rawCreate(t *testing.T, base, key, body string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, base+"/v2/payouts", strings.NewReader(body))
+	req.SetBasicAuth(secretKey, "")
+	req.Header.Set("Idempotency-key", key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// Xendit does not require reference_id to be unique: when several payouts
+// carry ours, Status refuses to pick one.
+func TestAmbiguousReference(t *testing.T) {
+	e := newEnv(t)
+	body := `{"reference_id":"shared","channel_code":"ID_BCA","channel_properties":{"account_number":"1234567890"},"amount":10000,"currency":"IDR"}`
+	for _, key := range []string{"someone-else-1", "someone-else-2"} {
+		if code := rawCreate(t, e.url, key, body); code != http.StatusOK {
+			t.Fatalf("create: HTTP %d", code)
+		}
+	}
+	_, err := e.v.Status(context.Background(), "shared")
+	if !errors.Is(err, xendit.ErrAmbiguousReference) || !errors.Is(err, vendors.ErrUnavailable) {
+		t.Errorf("Status of a shared reference_id: %v", err)
+	}
+}
+
+// A key conflict with no payout under the reference stays an unknown
+// outcome, not an unknown payout.
+func TestDuplicateWithoutPayout(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			w.WriteHeader(http.StatusConflict)
+			io.WriteString(w, `{"error_code":"DUPLICATE_ERROR","message":"used"}`)
+			return
+		}
+		io.WriteString(w, `[]`)
+	}))
+	defer ts.Close()
+	v := newVendor(t, ts.URL, secretKey, sandboxtest.NewClock())
+	_, err := v.Submit(context.Background(), payout("ref", "bca", "1234567890", models.Rupiah(97_500)))
+	if !errors.Is(err, vendors.ErrUnavailable) || errors.Is(err, vendors.ErrUnknownPayout) || errors.Is(err, vendors.ErrRejected) {
+		t.Errorf("DUPLICATE_ERROR without a payout: %v", err)
+	}
+}
