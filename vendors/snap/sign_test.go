@@ -141,4 +141,3 @@ func TestTransferExternalID(t *testing.T) {
 		t.Errorf("requestExternalID = %s", id)
 	}
 }
-
