@@ -251,9 +251,11 @@ func (v *Vendor) Status(ctx context.Context, reference string) (vendors.PayoutRe
 	res := vendors.PayoutResult{Reference: reference, Status: status}
 	switch status {
 	case vendors.PayoutFailed, vendors.PayoutReturned:
-		res.FailureReason = "bank reports " + resp.LatestTransactionStatus + " " + TransactionStatusDesc[resp.LatestTransactionStatus]
-		if d := strings.TrimSpace(resp.TransactionStatusDesc); d != "" {
-			res.FailureReason += ": " + d
+		// The bank's own description when it gives one that says more
+		// than the status's name.
+		res.FailureReason = strings.TrimSpace(resp.TransactionStatusDesc)
+		if res.FailureReason == "" || strings.EqualFold(res.FailureReason, TransactionStatusDesc[resp.LatestTransactionStatus]) {
+			res.FailureReason = "bank reports " + resp.LatestTransactionStatus + " " + TransactionStatusDesc[resp.LatestTransactionStatus]
 		}
 	}
 	return res, nil

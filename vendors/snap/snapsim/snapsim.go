@@ -79,6 +79,7 @@ type Options struct {
 type Bank struct {
 	o Options
 
+	xfer        sync.Mutex // serialises transfer requests
 	mu          sync.Mutex
 	tokens      map[string]time.Time       // token → expiry
 	externalIDs map[string]map[string]bool // Jakarta day → ids used
@@ -210,6 +211,11 @@ func (b *Bank) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case snap.PathInquiry:
 		b.service(w, r, body, snap.ServiceInquiry, b.inquiry)
 	case snap.PathTransfer:
+		// One transfer at a time, from the X-EXTERNAL-ID check to the
+		// transfer's creation: a duplicate never sees an id taken by a
+		// transfer that does not exist yet.
+		b.xfer.Lock()
+		defer b.xfer.Unlock()
 		b.service(w, r, body, snap.ServiceTransfer, b.transfer)
 	case snap.PathStatus:
 		b.service(w, r, body, snap.ServiceStatus, b.status)
@@ -616,7 +622,7 @@ func (b *Bank) status(w http.ResponseWriter, _ *http.Request, body []byte, _ str
 		"latestTransactionStatus": st, "transactionStatusDesc": snap.TransactionStatusDesc[st],
 	}
 	if reason != "" {
-		resp["transactionStatusDesc"] = snap.TransactionStatusDesc[st] + ": " + reason
+		resp["transactionStatusDesc"] = reason
 	}
 	b.mu.Unlock()
 	b.answer(w, snap.NewCode(200, sc, "00"), "Successful", resp)
