@@ -378,3 +378,16 @@ func TestErrorsDoNotLeakAccountNumbers(t *testing.T) {
 		}
 	}
 }
+
+func TestPrintingHidesSecrets(t *testing.T) {
+	e := newEnv(t, nil)
+	if _, err := e.v.Inquire(context.Background(), vendors.InquiryRequest{BankCode: "bca", AccountNo: "1234567890"}); err != nil {
+		t.Fatal(err)
+	}
+	o := snap.Options{Bank: "bca", ClientSecret: clientSecret, PrivateKey: e.key, SourceAccountNo: sourceAcct}
+	for _, s := range []string{fmt.Sprint(o), fmt.Sprintf("%+v", o), fmt.Sprintf("%v", e.v), fmt.Sprintf("%+v", e.v)} {
+		if strings.Contains(s, clientSecret) || strings.Contains(s, "simtoken") || strings.Contains(s, sourceAcct) || strings.Contains(s, e.key.D.String()[:12]) {
+			t.Errorf("printed secrets: %s", s)
+		}
+	}
+}

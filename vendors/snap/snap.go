@@ -435,3 +435,22 @@ func (v *Vendor) fetchToken(ctx context.Context) (string, error) {
 	v.mu.Unlock()
 	return resp.AccessToken, nil
 }
+
+// String keeps secrets out of logs: printing Options with %v or %+v shows
+// the bank, URL and ids, never the client secret or the private key, and
+// only the last four digits of the source account.
+func (o Options) String() string {
+	return fmt.Sprintf("snap.Options{Bank:%s BaseURL:%s PartnerID:%s ClientKey:%s ChannelID:%s SourceAccountNo:%s ClientSecret:[redacted] PrivateKey:[redacted]}",
+		o.Bank, o.BaseURL, o.PartnerID, o.ClientKey, o.ChannelID, maskAccount(o.SourceAccountNo))
+}
+
+// String is the vendor's name: printing a Vendor shows no token or secret.
+func (v *Vendor) String() string { return v.Name() }
+
+// maskAccount keeps the last four digits of an account number.
+func maskAccount(s string) string {
+	if len(s) <= 4 {
+		return "****"
+	}
+	return strings.Repeat("*", len(s)-4) + s[len(s)-4:]
+}
