@@ -1,0 +1,41 @@
+// Package snap is a payout vendor that speaks SNAP BI (Standar Nasional
+// Open API Pembayaran, Bank Indonesia) to one bank: the B2B access token,
+// the symmetric service signature, external account inquiry, interbank
+// transfer and transfer status inquiry. Its simulator is vendors/snap/snapsim.
+//
+// Documents this package follows (cited again, by short name, on each type,
+// function and table that comes from them):
+//
+//   - [BI-SNAP]: Bank Indonesia, "Standar Nasional Open API Pembayaran",
+//     technical and security standard and service specifications, published
+//     at https://apimgmt.bi.go.id (service codes 73 access token B2B, 16
+//     external account inquiry, 18 interbank transfer, 36 transfer status
+//     inquiry; responseCode = HTTP status + service code + case code).
+//   - [MT-SIG]: Midtrans, "Signature Generation" (SNAP payouts),
+//     https://docs.midtrans.com/reference/signature-generation-payouts
+//   - [MT-INQ]: Midtrans, "External Account Inquiry",
+//     https://docs.midtrans.com/reference/external-account-inquiry
+//   - [MT-XFER]: Midtrans, "Interbank Transfer",
+//     https://docs.midtrans.com/reference/interbank-transfer
+//   - [MT-STATUS]: Midtrans, "Transfer Status Inquiry",
+//     https://docs.midtrans.com/reference/transfer-status-inquiry
+//   - [MT-ERR]: Midtrans, "Error Mapping" (SNAP payouts),
+//     https://docs.midtrans.com/reference/error-mapping
+//   - [MT-ROUTE]: Midtrans, "Bank Transfer" (which route an interbank
+//     transfer takes), https://docs.midtrans.com/reference/bank-transfer-api
+//   - [DP-CODES]: Durianpay, "Response Code and Response Message" (SNAP),
+//     https://docs.durianpay.id/docs/api/snap/response/response-code/
+//   - [FP-CODES]: Faspay, SNAP Disbursement "Response Code",
+//     https://docs.faspay.co.id/merchant-integration/api-reference-1/snap/snap-disbursement/response-code
+//   - [FP-DISB]: Faspay, "SNAP Disbursement" (X-EXTERNAL-ID unique in the
+//     same day), https://docs.faspay.co.id/merchant-integration/api-reference-1/snap/snap-disbursement
+//   - [DOKU-B2B]: DOKU, "Get Token API B2B",
+//     https://developers.doku.com/accept-payments/direct-api/snap/integration-guide/get-token-api/b2b
+//   - [PM-SIG]: PayerMax, "Guide to Indonesian SNAP Protocol Signature
+//     Integration" (the minify rule),
+//     https://docs.payermax.com/en/202606-version/developer/SNAP.html
+//
+// Secrets (client secret, private key, access tokens) and full account
+// numbers are never logged or put in errors: errors name the responseCode,
+// the responseMessage and the last four digits of an account at most.
+package snap
