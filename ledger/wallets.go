@@ -113,12 +113,12 @@ func LockFunds(tx *gorm.DB, walletID uuid.UUID, amount models.Amount, now time.T
 // to be the body of a CTE (WITH locked AS (…)) of a statement that also
 // inserts the disbursement, in one round trip. The arguments are the
 // statement's placeholders for the gross, the time, the wallet id and
-// models.WalletActive. It returns the wallet's id when the lock is taken,
-// no row otherwise.
-func LockFundsSQL(amount, now, wallet, active string) string {
+// models.WalletActive, and the expression it returns as id when the lock is
+// taken (the disbursement's id); no row otherwise.
+func LockFundsSQL(amount, now, wallet, active, returning string) string {
 	return `UPDATE wallets SET locked = locked + ` + amount + `, updated_at = ` + now + `
 	        WHERE id = ` + wallet + ` AND state = ` + active + ` AND balance - locked >= ` + amount + `
-	        RETURNING id`
+	        RETURNING ` + returning + ` AS id`
 }
 
 // LockFundsEachSQL is LockFunds for many disbursements on distinct
