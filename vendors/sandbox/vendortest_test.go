@@ -1,7 +1,6 @@
 package sandbox_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/payoutd/payoutd/vendors/sandbox"
@@ -15,15 +14,8 @@ func TestSimBankKeepsTheVendorContract(t *testing.T) {
 	vendortest.Run(t, func(t *testing.T, clock *sandboxtest.Clock) vendortest.Subject {
 		v := sandbox.NewSimBank(sandbox.Options{CompleteAfter: sandboxtest.CompleteAfter, Now: clock.Now})
 		return vendortest.Subject{
-			Vendor: v,
-			// One record per reference by construction: a reference is
-			// paid once if the vendor knows it.
-			Payouts: func(ref string) int {
-				if _, err := v.Status(context.Background(), ref); err != nil {
-					return 0
-				}
-				return 1
-			},
+			Vendor:      v,
+			Payouts:     vendortest.OneRecordPerReference(v),
 			SettleAfter: sandboxtest.CompleteAfter, Bank: "bca", Inquiry: vendortest.InquiryResolves, Returns: true,
 		}
 	})

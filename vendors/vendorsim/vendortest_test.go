@@ -1,7 +1,6 @@
 package vendorsim_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/payoutd/payoutd/vendors/sandbox"
@@ -17,13 +16,8 @@ func TestClientKeepsTheVendorContract(t *testing.T) {
 		pair := pairOver(t, sandbox.Options{CompleteAfter: sandboxtest.CompleteAfter, Now: clock.Now})
 		v := pair.SimBank
 		return vendortest.Subject{
-			Vendor: v,
-			Payouts: func(ref string) int {
-				if _, err := v.Status(context.Background(), ref); err != nil {
-					return 0
-				}
-				return 1
-			},
+			Vendor:      v,
+			Payouts:     vendortest.OneRecordPerReference(v),
 			SettleAfter: sandboxtest.CompleteAfter, Bank: "bca", Inquiry: vendortest.InquiryResolves, Returns: true,
 		}
 	})

@@ -55,6 +55,18 @@ type Subject struct {
 	Returns bool
 }
 
+// OneRecordPerReference is Subject.Payouts for a simulator that keeps at
+// most one record per reference by construction (the sandbox): a
+// reference is paid once if the vendor knows it.
+func OneRecordPerReference(v vendors.Vendor) func(reference string) int {
+	return func(reference string) int {
+		if _, err := v.Status(context.Background(), reference); err != nil {
+			return 0
+		}
+		return 1
+	}
+}
+
 // Setup builds a Subject on fresh state whose simulator runs on clock.
 type Setup func(t *testing.T, clock *sandboxtest.Clock) Subject
 
