@@ -93,6 +93,14 @@ type Config struct {
 	VendorSimToken          string
 	VendorSimCallbackSecret string
 
+	// XenditSecretKey, when set, adds the "xendit" payout vendor (Xendit
+	// Payouts v2): the secret API key, XenditCallbackToken the webhook
+	// verification token (required with it, never equal to it) and
+	// XenditBaseURL the API (empty: Xendit's own).
+	XenditSecretKey     string
+	XenditCallbackToken string
+	XenditBaseURL       string
+
 	// QuoteRateLimit is how many quotes a client may ask per minute
 	// (QUOTE_RATE_LIMIT; 0: unlimited). Each quote is a real-time account
 	// inquiry, so an unlimited quote enumerates accounts at full speed.
@@ -156,6 +164,7 @@ func Load(getenv func(string) string, base Config) (Config, error) {
 	l.settlement(&c)
 	l.webhooks(&c)
 	l.vendorSim(&c)
+	l.xendit(&c)
 	return c, errors.Join(l.errs...)
 }
 
@@ -398,6 +407,46 @@ func (l *loader) vendorSim(c *Config) {
 	case c.VendorSimToken == c.VendorSimCallbackSecret:
 		l.fail(errors.New("VENDORSIM_TOKEN and VENDORSIM_CALLBACK_SECRET must differ: a token that can call the vendor must not sign its callbacks"))
 	}
+}
+
+// xendit reads the Xendit vendor's settings. The base URL must be https,
+// except on a loopback host (a local simulator).
+func (l *loader) xendit(c *Config) {
+	l.str("XENDIT_SECRET_KEY", &c.XenditSecretKey)
+	l.str("XENDIT_CALLBACK_TOKEN", &c.XenditCallbackToken)
+	l.str("XENDIT_BASE_URL", &c.XenditBaseURL)
+	if c.XenditSecretKey == "" {
+		if c.XenditCallbackToken != "" || c.XenditBaseURL != "" {
+			l.fail(errors.New("XENDIT_CALLBACK_TOKEN and XENDIT_BASE_URL need XENDIT_SECRET_KEY: set the secret API key to add the xendit vendor"))
+		}
+		return
+	}
+	switch {
+	case c.XenditCallbackToken == "":
+		l.fail(errors.New("XENDIT_CALLBACK_TOKEN is required with XENDIT_SECRET_KEY: the webhook verification token of Xendit's dashboard"))
+	case c.XenditCallbackToken == c.XenditSecretKey:
+		l.fail(errors.New("XENDIT_CALLBACK_TOKEN must differ from XENDIT_SECRET_KEY: whoever can verify webhooks must not be able to pay out"))
+	}
+	if c.XenditBaseURL != "" && !secureOrLoopback(c.XenditBaseURL) {
+		l.fail(fmt.Errorf("XENDIT_BASE_URL=%q: want an absolute https URL such as https://api.xendit.co (http only for 127.0.0.1 or localhost)", c.XenditBaseURL))
+	}
+}
+
+// secureOrLoopback reports whether raw is an absolute https URL, or an http
+// one on a loopback host.
+func secureOrLoopback(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	switch u.Scheme {
+	case "https":
+		return true
+	case "http":
+		host := u.Hostname()
+		return host == "localhost" || host == "127.0.0.1" || host == "::1"
+	}
+	return false
 }
 
 // Needs says which parts of the configuration a subcommand uses.

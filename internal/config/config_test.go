@@ -215,3 +215,34 @@ func TestReturnWatch(t *testing.T) {
 		t.Fatalf("DISBURSEMENT_RETURN_WATCH=0 gives %v, %v; want off (negative)", c.PayoutReturnWatch(), err)
 	}
 }
+
+// XENDIT_*: the secret key adds the vendor; the callback token is required
+// with it and must differ; the base URL is https, or http on loopback only;
+// no key with the other two is a mistake, not ignored.
+func TestXenditSettings(t *testing.T) {
+	key, token := "xnd_development_k", "callback-token"
+	for _, tt := range []struct {
+		env     map[string]string
+		wantErr string
+	}{
+		{map[string]string{}, ""},
+		{map[string]string{"XENDIT_SECRET_KEY": key, "XENDIT_CALLBACK_TOKEN": token}, ""},
+		{map[string]string{"XENDIT_SECRET_KEY": key, "XENDIT_CALLBACK_TOKEN": token, "XENDIT_BASE_URL": "https://api.xendit.co"}, ""},
+		{map[string]string{"XENDIT_SECRET_KEY": key, "XENDIT_CALLBACK_TOKEN": token, "XENDIT_BASE_URL": "http://127.0.0.1:8091"}, ""},
+		{map[string]string{"XENDIT_SECRET_KEY": key, "XENDIT_CALLBACK_TOKEN": token, "XENDIT_BASE_URL": "http://api.xendit.co"}, "XENDIT_BASE_URL=\"http://api.xendit.co\": want an absolute https URL"},
+		{map[string]string{"XENDIT_SECRET_KEY": key, "XENDIT_CALLBACK_TOKEN": token, "XENDIT_BASE_URL": "api.xendit.co"}, "want an absolute https URL"},
+		{map[string]string{"XENDIT_SECRET_KEY": key}, "XENDIT_CALLBACK_TOKEN is required with XENDIT_SECRET_KEY"},
+		{map[string]string{"XENDIT_SECRET_KEY": key, "XENDIT_CALLBACK_TOKEN": key}, "XENDIT_CALLBACK_TOKEN must differ from XENDIT_SECRET_KEY"},
+		{map[string]string{"XENDIT_CALLBACK_TOKEN": token}, "need XENDIT_SECRET_KEY"},
+	} {
+		c, err := Load(func(k string) string { return tt.env[k] }, Defaults())
+		switch {
+		case tt.wantErr == "" && err != nil:
+			t.Errorf("%v: %v", tt.env, err)
+		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+			t.Errorf("%v: error %v, want one containing %q", tt.env, err, tt.wantErr)
+		case err == nil && (c.XenditSecretKey != tt.env["XENDIT_SECRET_KEY"] || c.XenditCallbackToken != tt.env["XENDIT_CALLBACK_TOKEN"]):
+			t.Errorf("%v: key %q token %q", tt.env, c.XenditSecretKey, c.XenditCallbackToken)
+		}
+	}
+}
