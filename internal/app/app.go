@@ -28,6 +28,7 @@ import (
 	"github.com/payoutd/payoutd/vendors/sandbox"
 	"github.com/payoutd/payoutd/vendors/sandboxacquirer"
 	"github.com/payoutd/payoutd/vendors/vendorsim"
+	"github.com/payoutd/payoutd/vendors/xendit"
 	"github.com/payoutd/payoutd/webhooks"
 )
 
@@ -247,13 +248,26 @@ func Acquirer(cfg config.Config) (*sandboxacquirer.Acquirer, error) {
 // VendorRegistry returns the payout vendors: the sandbox vendors over HTTP
 // when VENDORSIM_URL is set, otherwise in this process, their accepted
 // payouts kept in the database so that the api, the workers and the admin
-// CLI share them.
+// CLI share them; and beside them xendit when XENDIT_SECRET_KEY is set.
 func VendorRegistry(cfg config.Config, db *gorm.DB) (vendors.Registry, error) {
+	var reg vendors.Registry
 	if cfg.VendorSimURL != "" {
-		return vendorsim.NewRegistry(cfg.VendorSimURL,
-			vendorsim.Secrets{Token: cfg.VendorSimToken, CallbackSecret: cfg.VendorSimCallbackSecret}, vendorsim.ClientOptions{})
+		var err error
+		if reg, err = vendorsim.NewRegistry(cfg.VendorSimURL,
+			vendorsim.Secrets{Token: cfg.VendorSimToken, CallbackSecret: cfg.VendorSimCallbackSecret}, vendorsim.ClientOptions{}); err != nil {
+			return nil, err
+		}
+	} else {
+		reg = sandbox.Registry(sandbox.Options{CompleteAfter: cfg.SandboxCompleteAfter, Store: sandbox.NewDBStore(db)})
 	}
-	return sandbox.Registry(sandbox.Options{CompleteAfter: cfg.SandboxCompleteAfter, Store: sandbox.NewDBStore(db)}), nil
+	if cfg.XenditSecretKey != "" {
+		x, err := xendit.New(xendit.Options{BaseURL: cfg.XenditBaseURL, SecretKey: cfg.XenditSecretKey, CallbackToken: cfg.XenditCallbackToken})
+		if err != nil {
+			return nil, err
+		}
+		reg[x.Name()] = x
+	}
+	return reg, nil
 }
 
 // SharedRedis is an asynq.RedisConnOpt that hands asynq (its server,

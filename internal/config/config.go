@@ -20,6 +20,7 @@ import (
 
 	"github.com/payoutd/payoutd/internal/credentials"
 	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/vendors/xendit"
 )
 
 // Config is the whole configuration of api, worker, migrate and admin.
@@ -93,6 +94,16 @@ type Config struct {
 	VendorSimToken          string
 	VendorSimCallbackSecret string
 
+	// XenditSecretKey, when set, adds the xendit vendor (Xendit Payouts
+	// v2) to the registry: XENDIT_SECRET_KEY is the secret API key,
+	// XenditCallbackToken (XENDIT_CALLBACK_TOKEN, required with it and
+	// never equal to it) verifies Xendit's webhooks, and XenditBaseURL
+	// (XENDIT_BASE_URL) is the API: https, or http to a loopback or
+	// simulator host only (`payoutd vendorsim --provider xendit`).
+	XenditSecretKey     string
+	XenditCallbackToken string
+	XenditBaseURL       string
+
 	// QuoteRateLimit is how many quotes a client may ask per minute
 	// (QUOTE_RATE_LIMIT; 0: unlimited). Each quote is a real-time account
 	// inquiry, so an unlimited quote enumerates accounts at full speed.
@@ -138,6 +149,7 @@ func Defaults() Config {
 		LogLevel:                slog.LevelInfo,
 		QuoteRateLimit:          60,
 		InquiryRefusalRateLimit: 60,
+		XenditBaseURL:           xendit.DefaultBaseURL,
 	}
 }
 
@@ -156,6 +168,7 @@ func Load(getenv func(string) string, base Config) (Config, error) {
 	l.settlement(&c)
 	l.webhooks(&c)
 	l.vendorSim(&c)
+	l.xendit(&c)
 	return c, errors.Join(l.errs...)
 }
 
@@ -398,6 +411,53 @@ func (l *loader) vendorSim(c *Config) {
 	case c.VendorSimToken == c.VendorSimCallbackSecret:
 		l.fail(errors.New("VENDORSIM_TOKEN and VENDORSIM_CALLBACK_SECRET must differ: a token that can call the vendor must not sign its callbacks"))
 	}
+}
+
+// xendit reads the Xendit settings; without XENDIT_SECRET_KEY there is no
+// xendit vendor and the other two are not checked.
+func (l *loader) xendit(c *Config) {
+	l.str("XENDIT_SECRET_KEY", &c.XenditSecretKey)
+	l.str("XENDIT_CALLBACK_TOKEN", &c.XenditCallbackToken)
+	l.str("XENDIT_BASE_URL", &c.XenditBaseURL)
+	if c.XenditSecretKey == "" {
+		if c.XenditCallbackToken != "" {
+			l.fail(errors.New("XENDIT_CALLBACK_TOKEN is set without XENDIT_SECRET_KEY: set both (the secret API key and the webhook Verification Token from Xendit's dashboard) to connect Xendit, or neither"))
+		}
+		return
+	}
+	switch {
+	case c.XenditCallbackToken == "":
+		l.fail(errors.New("XENDIT_CALLBACK_TOKEN is required with XENDIT_SECRET_KEY: the webhook Verification Token of Xendit's dashboard (Settings > Webhooks), which Xendit's callbacks carry as x-callback-token"))
+	case c.XenditCallbackToken == c.XenditSecretKey:
+		l.fail(errors.New("XENDIT_CALLBACK_TOKEN and XENDIT_SECRET_KEY must differ: whoever can call Xendit must not be able to forge its callbacks"))
+	}
+	if err := checkXenditBaseURL(c.XenditBaseURL); err != nil {
+		l.fail(err)
+	}
+}
+
+// checkXenditBaseURL accepts an absolute https URL, or http to a host that
+// cannot be a stranger on the path of the secret key: loopback
+// (127.0.0.1, ::1, localhost) or a simulator (a host name starting with
+// "vendorsim" or "xenditsim", as in a compose file).
+func checkXenditBaseURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") || u.User != nil {
+		return fmt.Errorf("XENDIT_BASE_URL=%q: want an absolute https URL such as %s", raw, xendit.DefaultBaseURL)
+	}
+	if u.Scheme == "http" && !plainHTTPHost(u.Hostname()) {
+		return fmt.Errorf("XENDIT_BASE_URL=%q: http is only for a local simulator (127.0.0.1, localhost, or a vendorsim*/xenditsim* host); the secret key must travel over https", raw)
+	}
+	return nil
+}
+
+func plainHTTPHost(h string) bool {
+	h = strings.ToLower(h)
+	if h == "localhost" || strings.HasPrefix(h, "vendorsim") || strings.HasPrefix(h, "xenditsim") {
+		return true
+	}
+	a, err := netip.ParseAddr(h)
+	return err == nil && a.IsLoopback()
 }
 
 // Needs says which parts of the configuration a subcommand uses.
