@@ -427,7 +427,7 @@ func (l *loader) xendit(c *Config) {
 	}
 	switch {
 	case c.XenditCallbackToken == "":
-		l.fail(errors.New("XENDIT_CALLBACK_TOKEN is required with XENDIT_SECRET_KEY: the webhook Verification Token of Xendit's dashboard (Settings > Webhooks), which Xendit's callbacks carry as x-callback-token"))
+		l.fail(errors.New("XENDIT_CALLBACK_TOKEN is required with XENDIT_SECRET_KEY: the webhook Verification Token of Xendit's dashboard, which Xendit's callbacks carry as x-callback-token"))
 	case c.XenditCallbackToken == c.XenditSecretKey:
 		l.fail(errors.New("XENDIT_CALLBACK_TOKEN and XENDIT_SECRET_KEY must differ: whoever can call Xendit must not be able to forge its callbacks"))
 	}
