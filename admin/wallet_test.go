@@ -30,6 +30,22 @@ func TestWalletCreate(t *testing.T) {
 	h.fails(1, "client not found", "wallet", "create", "--client", unknownID, "--name", "X", "--vendor", "simbank")
 }
 
+// A wallet on xendit: refused as an unknown vendor until Xendit is
+// configured, then created.
+func TestWalletCreateXendit(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	client := h.ok("client", "create", "--name", "Toko")["client_id"].(string)
+	h.fails(1, `--vendor: unknown vendor "xendit"`, "wallet", "create", "--client", client, "--name", "X", "--vendor", "xendit")
+
+	h.env["XENDIT_CALLBACK_TOKEN"] = "callback-token"
+	h.setEnv("XENDIT_SECRET_KEY", "xnd_development_key")
+	out := h.ok("wallet", "create", "--client", client, "--name", "Xendit", "--vendor", "xendit")
+	if out["vendor"] != "xendit" || out["name"] != "Xendit" {
+		t.Fatalf("wallet create printed %v", out)
+	}
+}
+
 func TestWalletActivate(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)

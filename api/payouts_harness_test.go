@@ -29,6 +29,8 @@ import (
 	"github.com/payoutd/payoutd/vendors"
 	"github.com/payoutd/payoutd/vendors/sandbox"
 	"github.com/payoutd/payoutd/vendors/vendorsim"
+	"github.com/payoutd/payoutd/vendors/xendit"
+	"github.com/payoutd/payoutd/vendors/xendit/xenditsim"
 	"github.com/payoutd/payoutd/webhooks"
 	"github.com/payoutd/payoutd/worker"
 )
@@ -62,7 +64,16 @@ type payoutEnv struct {
 	// sim is the HTTP vendor simulator (vendorsim option), which reports
 	// final payouts to the API's /vendor-callbacks over a real socket.
 	sim *vendorsim.Server
+	// xsim is the Xendit simulator (xendit option), served on a real
+	// socket and sending its webhooks to the API's
+	// /vendor-callbacks/xendit; xwallet is a funded wallet on xendit.
+	xsim    *xenditsim.Server
+	xwallet uuid.UUID
 }
+
+// xenditKey and xenditToken are the simulator's secret key and callback
+// token.
+const xenditKey, xenditToken = "xnd_development_apitest", "apitest-callback-token"
 
 // vendorSimSecret is the vendorsim bearer token; vendorSimCallbackSecret
 // its callback signing key.
@@ -85,6 +96,9 @@ type payoutSetup struct {
 	// vendorsim serves the sandbox vendors over HTTP (vendorsim) and sends
 	// their signed callbacks to the API, served on a real socket.
 	vendorsim bool
+	// xendit adds a xendit vendor over HTTP (xenditsim, final after
+	// completeAfter) whose webhooks reach the API on a real socket.
+	xendit bool
 	// configure adjusts the API's configuration further (rate limits).
 	configure func(*config.Config)
 }
@@ -129,6 +143,40 @@ func setupPayouts(t *testing.T, o payoutSetup) *payoutEnv {
 	registry := sandbox.Registry(sandboxOpts)
 	var sim *vendorsim.Server
 	var apiHandler atomic.Value // the API's handler, once built, for callbacks
+	var xsim *xenditsim.Server
+	if o.xendit {
+		api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h, _ := apiHandler.Load().(http.Handler)
+			if h == nil {
+				http.Error(w, "not ready", http.StatusServiceUnavailable)
+				return
+			}
+			h.ServeHTTP(w, r)
+		}))
+		t.Cleanup(api.Close)
+		var err error
+		xsim, err = xenditsim.New(xenditsim.Options{SecretKey: xenditKey, CallbackToken: xenditToken,
+			CallbackURL: api.URL + "/vendor-callbacks/xendit", CompleteAfter: o.completeAfter, Now: clock.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts := httptest.NewServer(xsim)
+		t.Cleanup(ts.Close)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- xsim.Run(ctx, 20*time.Millisecond) }()
+		t.Cleanup(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("xenditsim: %v", err)
+			}
+		})
+		x, err := xendit.New(xendit.Options{BaseURL: ts.URL, SecretKey: xenditKey, CallbackToken: xenditToken, RetryBackoff: 20 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		registry = vendors.NewRegistry(registry[sandbox.SimBank], registry[sandbox.SimWallet], x)
+	}
 	if o.vendorsim {
 		api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			h, _ := apiHandler.Load().(http.Handler)
@@ -226,15 +274,21 @@ func setupPayouts(t *testing.T, o payoutSetup) *payoutEnv {
 			}
 		}})
 	e := &payoutEnv{bundle: b, svc: svc, store: store, vendor: counting, inline: inline, clock: clock,
-		inquiryGate: inquiryGate, statusDown: statusDown, inquiries: inquiries, walletReads: walletReads, sim: sim,
+		inquiryGate: inquiryGate, statusDown: statusDown, inquiries: inquiries, walletReads: walletReads, sim: sim, xsim: xsim,
 		queueOpt: queueOpt, queuePrefix: queuePrefix}
 	apiHandler.Store(b.server.Handler())
 	e.m = b.newMerchant()
 	e.wallet = b.newWallet(e.m.id, "Main", sandbox.SimBank, false)
 	e.ewallet = b.newWallet(e.m.id, "E-wallets", sandbox.SimWallet, false)
+	if o.xendit {
+		e.xwallet = b.newWallet(e.m.id, "Xendit", xendit.Name, false)
+	}
 	if o.funds != "none" {
 		b.fund(e.wallet, o.funds)
 		b.fund(e.ewallet, o.funds)
+		if o.xendit {
+			b.fund(e.xwallet, o.funds)
+		}
 	}
 	if o.withdrawals != "" {
 		e.update(map[string]string{"withdrawals": string(o.withdrawals)})

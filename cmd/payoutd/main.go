@@ -42,7 +42,8 @@ commands:
                Redis-free backends and a demo client (development only)
   admin ...    operator commands; "payoutd admin help" lists them
   healthcheck  exit 0 when the local API answers /readyz (for containers)
-  vendorsim    run the sandbox payout vendors over HTTP (for the HTTP adapter and its callbacks)
+  vendorsim    run the sandbox payout vendors over HTTP (for the HTTP adapter and its callbacks);
+               --provider xendit runs a Xendit Payouts v2 simulator instead
 
 Configuration is read from the environment; see README.md.
 `
@@ -75,7 +76,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	case "healthcheck":
 		err = runHealthcheck(getenv)
 	case "vendorsim":
-		err = runVendorSim(ctx, stdout, stderr, getenv)
+		err = runVendorSim(ctx, args[1:], stdout, stderr, getenv)
 	default:
 		fmt.Fprintf(stderr, "payoutd: unknown command %q\n\n%s", args[0], usage)
 		return 2

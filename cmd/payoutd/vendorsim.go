@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,6 +18,8 @@ import (
 	"github.com/payoutd/payoutd/internal/logging"
 	"github.com/payoutd/payoutd/vendors/sandbox"
 	"github.com/payoutd/payoutd/vendors/vendorsim"
+	"github.com/payoutd/payoutd/vendors/xendit"
+	"github.com/payoutd/payoutd/vendors/xendit/xenditsim"
 )
 
 // runVendorSim serves simbank and simwallet over HTTP (package vendorsim)
@@ -25,8 +28,37 @@ import (
 // VENDORSIM_ADDR (default :8090), VENDORSIM_TOKEN (required: the bearer
 // token clients send), VENDORSIM_CALLBACK_SECRET (required, another secret:
 // the key callbacks are signed with), VENDORSIM_CALLBACK_URL (optional) and
-// SANDBOX_COMPLETE_AFTER (default 2s).
-func runVendorSim(ctx context.Context, stdout, stderr io.Writer, getenv func(string) string) error {
+// SANDBOX_COMPLETE_AFTER (default 2s). Flags: --addr overrides
+// VENDORSIM_ADDR; --provider xendit serves a Xendit simulator instead
+// (runXenditSim).
+func runVendorSim(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	fs := flag.NewFlagSet("payoutd vendorsim", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	provider := fs.String("provider", "sandbox", "sandbox (simbank, simwallet) or xendit (Xendit Payouts v2)")
+	addr := fs.String("addr", "", "listen address (default VENDORSIM_ADDR, else :8090)")
+	callbackURL := fs.String("callback-url", "", "xendit: where webhooks go (default XENDIT_CALLBACK_URL, else VENDORSIM_CALLBACK_URL/xendit)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *addr != "" {
+		outer := getenv
+		getenv = func(k string) string {
+			if k == "VENDORSIM_ADDR" {
+				return *addr
+			}
+			return outer(k)
+		}
+	}
+	switch *provider {
+	case "sandbox":
+	case "xendit":
+		return runXenditSim(ctx, *callbackURL, stdout, stderr, getenv)
+	default:
+		return fmt.Errorf("--provider %q: want sandbox or xendit", *provider)
+	}
 	settings, err := readVendorSimSettings(getenv)
 	if err != nil {
 		return err
@@ -132,4 +164,101 @@ func serveVendorSim(ctx context.Context, sim *vendorsim.Server, srv *http.Server
 		return srv.Shutdown(shutdownCtx)
 	})
 	return g.Wait()
+}
+
+// runXenditSim serves xenditsim (a Xendit Payouts v2 simulator, sandbox
+// only) on VENDORSIM_ADDR until ctx ends, and POSTs its webhooks with
+// x-callback-token every 200 ms. Configuration: XENDIT_SECRET_KEY
+// (required: the basic-auth username clients send), XENDIT_CALLBACK_TOKEN
+// (required, another secret: the webhooks' x-callback-token), the callback
+// URL (--callback-url, XENDIT_CALLBACK_URL, or VENDORSIM_CALLBACK_URL with
+// /xendit appended; optional) and SANDBOX_COMPLETE_AFTER.
+func runXenditSim(ctx context.Context, callbackURL string, stdout, stderr io.Writer, getenv func(string) string) error {
+	s, err := readXenditSimSettings(callbackURL, getenv)
+	if err != nil {
+		return err
+	}
+	log := logging.New(stderr, slog.LevelInfo)
+	sim, err := xenditsim.New(xenditsim.Options{SecretKey: s.token, CallbackToken: s.callbackSecret,
+		CallbackURL: s.callbackURL, CompleteAfter: s.completeAfter, Logger: log})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", s.addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           sim,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	log.Info("vendorsim listening", slog.String("addr", ln.Addr().String()), slog.String("provider", "xendit"),
+		slog.String("callback_url", s.callbackURL), slog.Duration("complete_after", s.completeAfter))
+	fmt.Fprintf(stdout, "vendorsim: xendit (Payouts v2) on http://%s (set XENDIT_BASE_URL to it; sandbox only, no real money)\n", ln.Addr())
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return sim.Run(gctx, 200*time.Millisecond) })
+	g.Go(func() error {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	})
+	g.Go(func() error {
+		<-gctx.Done()
+		log.Info("vendorsim shutting down")
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		return srv.Shutdown(shutdownCtx)
+	})
+	return g.Wait()
+}
+
+// readXenditSimSettings reads and checks runXenditSim's variables, stopping
+// at the first problem; token and callbackSecret are the secret key and the
+// callback token.
+func readXenditSimSettings(callbackURL string, getenv func(string) string) (vendorSimSettings, error) {
+	s := vendorSimSettings{addr: strings.TrimSpace(getenv("VENDORSIM_ADDR")), completeAfter: 2 * time.Second}
+	if s.addr == "" {
+		s.addr = ":8090"
+	}
+	s.token = strings.TrimSpace(getenv("XENDIT_SECRET_KEY"))
+	if s.token == "" {
+		return s, errors.New("XENDIT_SECRET_KEY is required with --provider xendit: the secret key clients send as the basic-auth username (the same value as the service's XENDIT_SECRET_KEY)")
+	}
+	s.callbackSecret = strings.TrimSpace(getenv("XENDIT_CALLBACK_TOKEN"))
+	if s.callbackSecret == "" {
+		return s, errors.New("XENDIT_CALLBACK_TOKEN is required with --provider xendit: the x-callback-token of the webhooks, not the secret key")
+	}
+	if s.token == s.callbackSecret {
+		return s, errors.New("XENDIT_SECRET_KEY and XENDIT_CALLBACK_TOKEN must differ: whoever may call the simulator must not be able to forge its webhooks")
+	}
+	s.callbackURL = strings.TrimSpace(callbackURL)
+	if s.callbackURL == "" {
+		s.callbackURL = strings.TrimSpace(getenv("XENDIT_CALLBACK_URL"))
+	}
+	if s.callbackURL == "" {
+		if base := strings.TrimSpace(getenv("VENDORSIM_CALLBACK_URL")); base != "" {
+			s.callbackURL = strings.TrimRight(base, "/") + "/" + xendit.Name
+		}
+	}
+	if s.callbackURL != "" {
+		u, err := url.Parse(s.callbackURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return s, fmt.Errorf("xendit callback URL %q: want an http(s) URL such as http://127.0.0.1:8080/vendor-callbacks/xendit", s.callbackURL)
+		}
+	}
+	if v := strings.TrimSpace(getenv("SANDBOX_COMPLETE_AFTER")); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return s, fmt.Errorf("SANDBOX_COMPLETE_AFTER=%q: want a non-negative Go duration such as 2s or 1m", v)
+		}
+		s.completeAfter = d
+	}
+	return s, nil
 }

@@ -248,27 +248,26 @@ func Acquirer(cfg config.Config) (*sandboxacquirer.Acquirer, error) {
 // VendorRegistry returns the payout vendors: the sandbox vendors over HTTP
 // when VENDORSIM_URL is set, otherwise in this process, their accepted
 // payouts kept in the database so that the api, the workers and the admin
-// CLI share them; and Xendit when XENDIT_SECRET_KEY is set.
+// CLI share them; and beside them xendit when XENDIT_SECRET_KEY is set.
 func VendorRegistry(cfg config.Config, db *gorm.DB) (vendors.Registry, error) {
-	var r vendors.Registry
+	var reg vendors.Registry
 	if cfg.VendorSimURL != "" {
 		var err error
-		r, err = vendorsim.NewRegistry(cfg.VendorSimURL,
-			vendorsim.Secrets{Token: cfg.VendorSimToken, CallbackSecret: cfg.VendorSimCallbackSecret}, vendorsim.ClientOptions{})
-		if err != nil {
+		if reg, err = vendorsim.NewRegistry(cfg.VendorSimURL,
+			vendorsim.Secrets{Token: cfg.VendorSimToken, CallbackSecret: cfg.VendorSimCallbackSecret}, vendorsim.ClientOptions{}); err != nil {
 			return nil, err
 		}
 	} else {
-		r = sandbox.Registry(sandbox.Options{CompleteAfter: cfg.SandboxCompleteAfter, Store: sandbox.NewDBStore(db)})
+		reg = sandbox.Registry(sandbox.Options{CompleteAfter: cfg.SandboxCompleteAfter, Store: sandbox.NewDBStore(db)})
 	}
 	if cfg.XenditSecretKey != "" {
 		x, err := xendit.New(xendit.Options{BaseURL: cfg.XenditBaseURL, SecretKey: cfg.XenditSecretKey, CallbackToken: cfg.XenditCallbackToken})
 		if err != nil {
 			return nil, err
 		}
-		r[x.Name()] = x
+		reg[x.Name()] = x
 	}
-	return r, nil
+	return reg, nil
 }
 
 // SharedRedis is an asynq.RedisConnOpt that hands asynq (its server,

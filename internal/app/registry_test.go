@@ -1,41 +1,39 @@
 package app
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/payoutd/payoutd/internal/config"
-	"github.com/payoutd/payoutd/internal/testenv"
-	"github.com/payoutd/payoutd/vendors"
+	"github.com/payoutd/payoutd/vendors/xendit"
 )
 
-// The xendit vendor is there exactly when XENDIT_SECRET_KEY is set, beside
-// the sandbox vendors; a wallet on it is then payable and its callbacks
-// (POST /vendor-callbacks/xendit) have a parser.
-func TestVendorRegistryAddsXenditWhenConfigured(t *testing.T) {
-	db := testenv.DB(t)
-	cfg := config.Defaults()
-	r, err := VendorRegistry(cfg, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.Get("xendit"); err == nil {
-		t.Fatal("xendit is registered without XENDIT_SECRET_KEY")
-	}
-	cfg.XenditSecretKey, cfg.XenditCallbackToken = "xnd_development_k", "callback-token"
-	if r, err = VendorRegistry(cfg, db); err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"simbank", "simwallet", "xendit"} {
-		if _, err := r.Get(name); err != nil {
-			t.Errorf("%s: %v", name, err)
+// xendit is in the registry, in-process or over VENDORSIM_URL, exactly
+// when XENDIT_SECRET_KEY is set, and its String shows no secret.
+func TestVendorRegistryXendit(t *testing.T) {
+	for _, sim := range []string{"", "http://127.0.0.1:8090"} {
+		cfg := config.Defaults()
+		cfg.VendorSimURL, cfg.VendorSimToken, cfg.VendorSimCallbackSecret = sim, "t", "c"
+		reg, err := VendorRegistry(cfg, nil)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	x, _ := r.Get("xendit")
-	if _, ok := x.(vendors.CallbackParser); !ok {
-		t.Error("the xendit vendor parses no callbacks")
-	}
-	cfg.XenditCallbackToken = cfg.XenditSecretKey
-	if _, err := VendorRegistry(cfg, db); err == nil {
-		t.Error("a callback token equal to the secret key was accepted")
+		if _, err := reg.Get(xendit.Name); err == nil || !strings.Contains(err.Error(), "unknown vendor") {
+			t.Errorf("VENDORSIM_URL=%q, no key: xendit: %v", sim, err)
+		}
+		cfg.XenditSecretKey, cfg.XenditCallbackToken = "xnd_SECRET", "TOKEN"
+		if reg, err = VendorRegistry(cfg, nil); err != nil {
+			t.Fatal(err)
+		}
+		v, err := reg.Get(xendit.Name)
+		if err != nil {
+			t.Fatalf("VENDORSIM_URL=%q: %v", sim, err)
+		}
+		if len(reg) != 3 {
+			t.Errorf("VENDORSIM_URL=%q: vendors %v, want the two sandbox ones and xendit", sim, reg.Names())
+		}
+		if s := v.(interface{ String() string }).String(); strings.Contains(s, "SECRET") || strings.Contains(s, "TOKEN") {
+			t.Errorf("String() = %q shows a secret", s)
+		}
 	}
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/payoutd/payoutd/internal/credentials"
 	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/vendors/xendit"
 )
 
 // Config is the whole configuration of api, worker, migrate and admin.
@@ -93,10 +94,12 @@ type Config struct {
 	VendorSimToken          string
 	VendorSimCallbackSecret string
 
-	// XenditSecretKey, when set, adds the "xendit" payout vendor (Xendit
-	// Payouts v2): the secret API key, XenditCallbackToken the webhook
-	// verification token (required with it, never equal to it) and
-	// XenditBaseURL the API (empty: Xendit's own).
+	// XenditSecretKey, when set, adds the xendit vendor (Xendit Payouts
+	// v2) to the registry: XENDIT_SECRET_KEY is the secret API key,
+	// XenditCallbackToken (XENDIT_CALLBACK_TOKEN, required with it and
+	// never equal to it) verifies Xendit's webhooks, and XenditBaseURL
+	// (XENDIT_BASE_URL) is the API: https, or http to a loopback or
+	// simulator host only (`payoutd vendorsim --provider xendit`).
 	XenditSecretKey     string
 	XenditCallbackToken string
 	XenditBaseURL       string
@@ -146,6 +149,7 @@ func Defaults() Config {
 		LogLevel:                slog.LevelInfo,
 		QuoteRateLimit:          60,
 		InquiryRefusalRateLimit: 60,
+		XenditBaseURL:           xendit.DefaultBaseURL,
 	}
 }
 
@@ -409,44 +413,51 @@ func (l *loader) vendorSim(c *Config) {
 	}
 }
 
-// xendit reads the Xendit vendor's settings. The base URL must be https,
-// except on a loopback host (a local simulator).
+// xendit reads the Xendit settings; without XENDIT_SECRET_KEY there is no
+// xendit vendor and the other two are not checked.
 func (l *loader) xendit(c *Config) {
 	l.str("XENDIT_SECRET_KEY", &c.XenditSecretKey)
 	l.str("XENDIT_CALLBACK_TOKEN", &c.XenditCallbackToken)
 	l.str("XENDIT_BASE_URL", &c.XenditBaseURL)
 	if c.XenditSecretKey == "" {
-		if c.XenditCallbackToken != "" || c.XenditBaseURL != "" {
-			l.fail(errors.New("XENDIT_CALLBACK_TOKEN and XENDIT_BASE_URL need XENDIT_SECRET_KEY: set the secret API key to add the xendit vendor"))
+		if c.XenditCallbackToken != "" {
+			l.fail(errors.New("XENDIT_CALLBACK_TOKEN is set without XENDIT_SECRET_KEY: set both (the secret API key and the webhook Verification Token from Xendit's dashboard) to connect Xendit, or neither"))
 		}
 		return
 	}
 	switch {
 	case c.XenditCallbackToken == "":
-		l.fail(errors.New("XENDIT_CALLBACK_TOKEN is required with XENDIT_SECRET_KEY: the webhook verification token of Xendit's dashboard"))
+		l.fail(errors.New("XENDIT_CALLBACK_TOKEN is required with XENDIT_SECRET_KEY: the webhook Verification Token of Xendit's dashboard, which Xendit's callbacks carry as x-callback-token"))
 	case c.XenditCallbackToken == c.XenditSecretKey:
-		l.fail(errors.New("XENDIT_CALLBACK_TOKEN must differ from XENDIT_SECRET_KEY: whoever can verify webhooks must not be able to pay out"))
+		l.fail(errors.New("XENDIT_CALLBACK_TOKEN and XENDIT_SECRET_KEY must differ: whoever can call Xendit must not be able to forge its callbacks"))
 	}
-	if c.XenditBaseURL != "" && !secureOrLoopback(c.XenditBaseURL) {
-		l.fail(fmt.Errorf("XENDIT_BASE_URL=%q: want an absolute https URL such as https://api.xendit.co (http only for 127.0.0.1 or localhost)", c.XenditBaseURL))
+	if err := checkXenditBaseURL(c.XenditBaseURL); err != nil {
+		l.fail(err)
 	}
 }
 
-// secureOrLoopback reports whether raw is an absolute https URL, or an http
-// one on a loopback host.
-func secureOrLoopback(raw string) bool {
+// checkXenditBaseURL accepts an absolute https URL, or http to a host that
+// cannot be a stranger on the path of the secret key: loopback
+// (127.0.0.1, ::1, localhost) or a simulator (a host name starting with
+// "vendorsim" or "xenditsim", as in a compose file).
+func checkXenditBaseURL(raw string) error {
 	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return false
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") || u.User != nil {
+		return fmt.Errorf("XENDIT_BASE_URL=%q: want an absolute https URL such as %s", raw, xendit.DefaultBaseURL)
 	}
-	switch u.Scheme {
-	case "https":
+	if u.Scheme == "http" && !plainHTTPHost(u.Hostname()) {
+		return fmt.Errorf("XENDIT_BASE_URL=%q: http is only for a local simulator (127.0.0.1, localhost, or a vendorsim*/xenditsim* host); the secret key must travel over https", raw)
+	}
+	return nil
+}
+
+func plainHTTPHost(h string) bool {
+	h = strings.ToLower(h)
+	if h == "localhost" || strings.HasPrefix(h, "vendorsim") || strings.HasPrefix(h, "xenditsim") {
 		return true
-	case "http":
-		host := u.Hostname()
-		return host == "localhost" || host == "127.0.0.1" || host == "::1"
 	}
-	return false
+	a, err := netip.ParseAddr(h)
+	return err == nil && a.IsLoopback()
 }
 
 // Needs says which parts of the configuration a subcommand uses.

@@ -216,24 +216,26 @@ func TestReturnWatch(t *testing.T) {
 	}
 }
 
-// XENDIT_*: the secret key adds the vendor; the callback token is required
-// with it and must differ; the base URL is https, or http on loopback only;
-// no key with the other two is a mistake, not ignored.
+// XENDIT_*: the callback token is required with the key and differs from
+// it; the base URL is https, or http to a loopback or simulator host; and
+// no message shows a secret.
 func TestXenditSettings(t *testing.T) {
-	key, token := "xnd_development_k", "callback-token"
+	key, tok := "xnd_development_SECRETKEY", "CALLBACKTOKEN"
 	for _, tt := range []struct {
 		env     map[string]string
 		wantErr string
+		wantURL string
 	}{
-		{map[string]string{}, ""},
-		{map[string]string{"XENDIT_SECRET_KEY": key, "XENDIT_CALLBACK_TOKEN": token}, ""},
-		{map[string]string{"XENDIT_SECRET_KEY": key, "XENDIT_CALLBACK_TOKEN": token, "XENDIT_BASE_URL": "https://api.xendit.co"}, ""},
-		{map[string]string{"XENDIT_SECRET_KEY": key, "XENDIT_CALLBACK_TOKEN": token, "XENDIT_BASE_URL": "http://127.0.0.1:8091"}, ""},
-		{map[string]string{"XENDIT_SECRET_KEY": key, "XENDIT_CALLBACK_TOKEN": token, "XENDIT_BASE_URL": "http://api.xendit.co"}, "XENDIT_BASE_URL=\"http://api.xendit.co\": want an absolute https URL"},
-		{map[string]string{"XENDIT_SECRET_KEY": key, "XENDIT_CALLBACK_TOKEN": token, "XENDIT_BASE_URL": "api.xendit.co"}, "want an absolute https URL"},
-		{map[string]string{"XENDIT_SECRET_KEY": key}, "XENDIT_CALLBACK_TOKEN is required with XENDIT_SECRET_KEY"},
-		{map[string]string{"XENDIT_SECRET_KEY": key, "XENDIT_CALLBACK_TOKEN": key}, "XENDIT_CALLBACK_TOKEN must differ from XENDIT_SECRET_KEY"},
-		{map[string]string{"XENDIT_CALLBACK_TOKEN": token}, "need XENDIT_SECRET_KEY"},
+		{map[string]string{}, "", "https://api.xendit.co"},
+		{map[string]string{"XENDIT_SECRET_KEY": key, "XENDIT_CALLBACK_TOKEN": tok}, "", "https://api.xendit.co"},
+		{map[string]string{"XENDIT_SECRET_KEY": key, "XENDIT_CALLBACK_TOKEN": tok, "XENDIT_BASE_URL": "http://127.0.0.1:8090"}, "", "http://127.0.0.1:8090"},
+		{map[string]string{"XENDIT_SECRET_KEY": key, "XENDIT_CALLBACK_TOKEN": tok, "XENDIT_BASE_URL": "http://localhost:8090"}, "", "http://localhost:8090"},
+		{map[string]string{"XENDIT_SECRET_KEY": key, "XENDIT_CALLBACK_TOKEN": tok, "XENDIT_BASE_URL": "http://vendorsim:8090"}, "", "http://vendorsim:8090"},
+		{map[string]string{"XENDIT_SECRET_KEY": key}, "XENDIT_CALLBACK_TOKEN is required with XENDIT_SECRET_KEY", ""},
+		{map[string]string{"XENDIT_CALLBACK_TOKEN": tok}, "XENDIT_CALLBACK_TOKEN is set without XENDIT_SECRET_KEY", ""},
+		{map[string]string{"XENDIT_SECRET_KEY": key, "XENDIT_CALLBACK_TOKEN": key}, "XENDIT_CALLBACK_TOKEN and XENDIT_SECRET_KEY must differ", ""},
+		{map[string]string{"XENDIT_SECRET_KEY": key, "XENDIT_CALLBACK_TOKEN": tok, "XENDIT_BASE_URL": "http://api.xendit.co"}, "http is only for a local simulator", ""},
+		{map[string]string{"XENDIT_SECRET_KEY": key, "XENDIT_CALLBACK_TOKEN": tok, "XENDIT_BASE_URL": "api.xendit.co"}, "want an absolute https URL", ""},
 	} {
 		c, err := Load(func(k string) string { return tt.env[k] }, Defaults())
 		switch {
@@ -241,8 +243,11 @@ func TestXenditSettings(t *testing.T) {
 			t.Errorf("%v: %v", tt.env, err)
 		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
 			t.Errorf("%v: error %v, want one containing %q", tt.env, err, tt.wantErr)
-		case err == nil && (c.XenditSecretKey != tt.env["XENDIT_SECRET_KEY"] || c.XenditCallbackToken != tt.env["XENDIT_CALLBACK_TOKEN"]):
-			t.Errorf("%v: key %q token %q", tt.env, c.XenditSecretKey, c.XenditCallbackToken)
+		case err == nil && c.XenditBaseURL != tt.wantURL:
+			t.Errorf("%v: base URL %q, want %q", tt.env, c.XenditBaseURL, tt.wantURL)
+		}
+		if err != nil && (strings.Contains(err.Error(), key) || strings.Contains(err.Error(), tok)) {
+			t.Errorf("%v: the message shows a secret: %v", tt.env, err)
 		}
 	}
 }
