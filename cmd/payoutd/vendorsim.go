@@ -79,21 +79,13 @@ func runVendorSim(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{
-		Handler:           sim,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	srv := simServer(sim, log)
 	log.Info("vendorsim listening", slog.String("addr", ln.Addr().String()),
 		slog.String("vendors", sandbox.SimBank+","+sandbox.SimWallet),
 		slog.String("callback_url", settings.callbackURL), slog.Duration("complete_after", settings.completeAfter))
 	fmt.Fprintf(stdout, "vendorsim: simbank and simwallet on http://%s/v1/{simbank,simwallet} (sandbox only, no real money)\n", ln.Addr())
 
-	return serveVendorSim(ctx, sim, srv, ln, log)
+	return serveSim(ctx, sim.Run, srv, ln, log)
 }
 
 // vendorSimSettings are runVendorSim's configuration, read from the
@@ -144,12 +136,12 @@ func readVendorSimSettings(getenv func(string) string) (vendorSimSettings, error
 	return s, nil
 }
 
-// serveVendorSim runs the simulator's callbacks and its HTTP server on ln
+// serveSim runs a simulator's callback loop and its HTTP server on ln
 // until ctx ends, then shuts the server down, giving requests in flight
 // 15 s.
-func serveVendorSim(ctx context.Context, sim *vendorsim.Server, srv *http.Server, ln net.Listener, log *slog.Logger) error {
+func serveSim(ctx context.Context, loop func(context.Context) error, srv *http.Server, ln net.Listener, log *slog.Logger) error {
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return sim.Run(gctx) })
+	g.Go(func() error { return loop(gctx) })
 	g.Go(func() error {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			return err
@@ -164,6 +156,20 @@ func serveVendorSim(ctx context.Context, sim *vendorsim.Server, srv *http.Server
 		return srv.Shutdown(shutdownCtx)
 	})
 	return g.Wait()
+}
+
+// simServer is the HTTP server a simulator is served by, with the
+// timeouts and header limit of the service's own servers.
+func simServer(h http.Handler, log *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
 }
 
 // runXenditSim serves xenditsim (a Xendit Payouts v2 simulator, sandbox
@@ -188,35 +194,13 @@ func runXenditSim(ctx context.Context, callbackURL string, stdout, stderr io.Wri
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{
-		Handler:           sim,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	srv := simServer(sim, log)
 	log.Info("vendorsim listening", slog.String("addr", ln.Addr().String()), slog.String("provider", "xendit"),
 		slog.String("callback_url", s.callbackURL), slog.Duration("complete_after", s.completeAfter))
 	fmt.Fprintf(stdout, "vendorsim: xendit (Payouts v2) on http://%s (set XENDIT_BASE_URL to it; sandbox only, no real money)\n", ln.Addr())
 
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return sim.Run(gctx, 200*time.Millisecond) })
-	g.Go(func() error {
-		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-			return err
-		}
-		return nil
-	})
-	g.Go(func() error {
-		<-gctx.Done()
-		log.Info("vendorsim shutting down")
-		shutdownCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		defer cancel()
-		return srv.Shutdown(shutdownCtx)
-	})
-	return g.Wait()
+	webhooks := func(ctx context.Context) error { return sim.Run(ctx, 200*time.Millisecond) }
+	return serveSim(ctx, webhooks, srv, ln, log)
 }
 
 // readXenditSimSettings reads and checks runXenditSim's variables, stopping
