@@ -46,7 +46,10 @@ const (
 	KindBadRequest                    // 400xx00..02
 	KindUnauthorized                  // 401xx00: signature, client, key
 	KindTokenInvalid                  // 401xx01, 401xx03: refresh the token, retry once
-	KindLimit                         // 403xx02
+	KindExpired                       // 403xx00
+	KindNotAllowed                    // 403xx01
+	KindLimit                         // 403xx02, 403xx23
+	KindDoNotHonor                    // 403xx05
 	KindDormant                       // 403xx09
 	KindInsufficientFunds             // 403xx14
 	KindNotPermitted                  // 403xx15
@@ -62,9 +65,9 @@ const (
 
 // codeTable is the one table of SNAP responseCodes this package knows,
 // keyed by HTTP status and case code (the service code varies). Sources:
-// [BI-SNAP] response code list, as republished by [DP-CODES] and
-// [FP-CODES]; 403xx09 "Account is dormant" and the payout meanings from
-// [MT-ERR].
+// [BI-SNAP] response code list, as republished by [DP-CODES],
+// [FP-CODES] and [NP-CODES]; 403xx09 "Account is dormant" and the payout
+// meanings from [MT-ERR].
 //
 //	code     message ([BI-SNAP])                       Inquire                Submit                         Status
 //	200xx00  Successful                                holder name            PENDING (or its status)        its latestTransactionStatus
@@ -75,11 +78,15 @@ const (
 //	401xx00  Unauthorized. [reason] (signature...)     unavailable+ErrAuth    unavailable+ErrAuth            unavailable+ErrAuth
 //	401xx01  Invalid Token (B2B)                       refresh, retry once    refresh, retry once            refresh, retry once
 //	401xx03  Token Not Found (B2B)                     refresh, retry once    refresh, retry once            refresh, retry once
+//	403xx00  Transaction Expired ([DP-CODES])          unavailable            rejected                       unavailable
+//	403xx01  Feature Not Allowed ([NP-CODES])          inactive               rejected                       unavailable
 //	403xx02  Exceeds Transaction Amount Limit          unavailable            rejected                       unavailable
+//	403xx05  Do Not Honor ([NP-CODES])                 inactive               rejected                       unavailable
 //	403xx09  Account is dormant ([MT-ERR])             inactive               rejected (inactive)            unavailable
 //	403xx14  Insufficient Funds                        unavailable            rejected+ErrSourceFunds        unavailable
 //	403xx15  Transaction Not Permitted                 inactive               rejected                       unavailable
 //	403xx18  Inactive Card/Account/Customer            inactive               rejected (inactive)            unavailable
+//	403xx23  Account Limit Exceed ([NP-CODES])         unavailable            rejected                       unavailable
 //	404xx01  Transaction Not Found                     unavailable            unavailable                    unknown payout
 //	404xx11  Invalid Card/Account/Customer             not resolved           rejected (not resolved)        unavailable
 //	409xx00  Conflict (X-EXTERNAL-ID reused that day)  unavailable            ask Status                     unavailable
@@ -90,6 +97,10 @@ const (
 //	500xx02  External Server Error                     unavailable            unavailable                    unavailable
 //	504xx00  Timeout                                   unavailable            unavailable                    unavailable
 //	other    -                                         unavailable            unavailable                    unavailable
+//
+// A 403 is the bank's refusal of this request: it moved nothing, so on a
+// transfer every 403 the table knows is a rejection, never an unknown
+// outcome to chase with status inquiries.
 //
 // Insufficient funds (403xx14) is the platform's source account at the
 // bank, not the merchant's wallet. The bank refused this transfer and
@@ -109,11 +120,15 @@ var codeTable = map[[2]string]Kind{
 	{"401", "00"}: KindUnauthorized,
 	{"401", "01"}: KindTokenInvalid,
 	{"401", "03"}: KindTokenInvalid,
+	{"403", "00"}: KindExpired,
+	{"403", "01"}: KindNotAllowed,
 	{"403", "02"}: KindLimit,
+	{"403", "05"}: KindDoNotHonor,
 	{"403", "09"}: KindDormant,
 	{"403", "14"}: KindInsufficientFunds,
 	{"403", "15"}: KindNotPermitted,
 	{"403", "18"}: KindInactive,
+	{"403", "23"}: KindLimit,
 	{"404", "01"}: KindTxNotFound,
 	{"404", "11"}: KindInvalidAccount,
 	{"409", "00"}: KindDuplicateExternal,
@@ -152,7 +167,7 @@ func inquiryError(c Code) error {
 	switch c.Kind() {
 	case KindBadRequest, KindInvalidAccount:
 		return codeError(vendors.ErrAccountNotResolved, c)
-	case KindInactive, KindDormant, KindNotPermitted:
+	case KindInactive, KindDormant, KindNotPermitted, KindNotAllowed, KindDoNotHonor:
 		return codeError(vendors.ErrAccountInactive, c)
 	case KindUnauthorized, KindTokenInvalid:
 		return fmt.Errorf("%w: %w", vendors.ErrUnavailable, codeError(ErrAuth, c))
@@ -164,7 +179,7 @@ func inquiryError(c Code) error {
 // duplicate (answered by a status inquiry) nor a token to refresh.
 func submitError(c Code) error {
 	switch c.Kind() {
-	case KindBadRequest, KindLimit, KindNotPermitted:
+	case KindBadRequest, KindLimit, KindNotPermitted, KindExpired, KindNotAllowed, KindDoNotHonor:
 		return codeError(vendors.ErrRejected, c)
 	case KindInactive, KindDormant:
 		return fmt.Errorf("%w: %w", vendors.ErrRejected, codeError(vendors.ErrAccountInactive, c))

@@ -31,6 +31,8 @@
 //     same day), https://docs.faspay.co.id/merchant-integration/api-reference-1/snap/snap-disbursement
 //   - [DOKU-B2B]: DOKU, "Get Token API B2B",
 //     https://developers.doku.com/accept-payments/direct-api/snap/integration-guide/get-token-api/b2b
+//   - [NP-CODES]: NICEPAY, "General Response Code and Message - API SNAP",
+//     https://docs.nicepay.co.id/nicepay-code-api-snap-general-response
 //   - [PM-SIG]: PayerMax, "Guide to Indonesian SNAP Protocol Signature
 //     Integration" (the minify rule),
 //     https://docs.payermax.com/en/202606-version/developer/SNAP.html

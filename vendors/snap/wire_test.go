@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/vendors"
 )
 
 func TestFormatAmount(t *testing.T) {
@@ -103,6 +104,8 @@ func TestCodeTable(t *testing.T) {
 		"4031818": KindInactive, "4041611": KindInvalidAccount, "4043601": KindTxNotFound,
 		"4091800": KindDuplicateExternal, "4091801": KindDuplicateRef, "5001801": KindServerError,
 		"5041800": KindTimeout, "4181800": KindUnknown, "2001801": KindUnknown,
+		"4031800": KindExpired, "4031801": KindNotAllowed, "4031802": KindLimit, "4031805": KindDoNotHonor,
+		"4031823": KindLimit,
 	}
 	for s, want := range tests {
 		c, err := ParseCode(s)
@@ -162,4 +165,22 @@ func FuzzDecodeResponse(f *testing.F) {
 		}
 		_ = statusError(c)
 	})
+}
+
+// Every 403 the table knows is the bank refusing the transfer: the payout
+// fails (ErrRejected) instead of being chased with status inquiries as an
+// unknown outcome; 5xx and unknown codes stay unavailable.
+func TestSubmitErrorRejectsEvery403(t *testing.T) {
+	for _, s := range []string{"4031800", "4031801", "4031802", "4031805", "4031809", "4031814", "4031815", "4031818", "4031823"} {
+		c, _ := ParseCode(s)
+		if err := submitError(c); !errors.Is(err, vendors.ErrRejected) {
+			t.Errorf("%s: %v, want ErrRejected", s, err)
+		}
+	}
+	for _, s := range []string{"5001800", "5041800", "4031899", "4181800"} {
+		c, _ := ParseCode(s)
+		if err := submitError(c); !errors.Is(err, vendors.ErrUnavailable) || errors.Is(err, vendors.ErrRejected) {
+			t.Errorf("%s: %v, want ErrUnavailable only", s, err)
+		}
+	}
 }
