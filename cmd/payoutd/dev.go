@@ -78,17 +78,24 @@ func runDev(ctx context.Context, opts devOptions, stdout, stderr io.Writer, gete
 		devStarted(a, apiDeps(a), workerDeps(a))
 	}
 
+	banner := devBanner{cfg: cfg, demo: demo, rails: opts.rails, sims: sims, dataDir: backends.dataDir}
 	return serveDev(ctx, a, srv, cfg.HTTPAddr, backends.redis, sims, func(addr string) error {
-		base := "http://" + hostPort(addr)
-		for _, s := range sims {
-			if err := s.connect(base); err != nil {
-				return err
-			}
-		}
-		printDevBanner(stdout, devBanner{addr: addr, cfg: cfg, demo: demo, rails: opts.rails, sims: sims,
-			dataDir: backends.dataDir, startup: time.Since(start)})
-		return nil
+		banner.addr, banner.startup = addr, time.Since(start)
+		return devReady(stdout, banner)
 	})
+}
+
+// devReady connects the simulators to the api now listening at b.addr,
+// then prints the banner: its payouts work once it shows.
+func devReady(stdout io.Writer, b devBanner) error {
+	base := "http://" + hostPort(b.addr)
+	for _, s := range b.sims {
+		if err := s.connect(base); err != nil {
+			return err
+		}
+	}
+	printDevBanner(stdout, b)
+	return nil
 }
 
 // devConfig is the configuration dev mode runs on: the environment's, over

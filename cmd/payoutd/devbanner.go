@@ -41,13 +41,7 @@ Demo client
   callback_secret  %s
 `, railPhrases(b.rails), b.dataDir, b.startup.Round(time.Millisecond), base,
 		b.demo.creds.ClientID, b.demo.creds.APIKey, secret, b.demo.creds.CallbackSecret)
-	for i, dw := range b.demo.wallets {
-		label, note := "                 ", ""
-		if i == 0 {
-			label, note = "  wallets        ", ", default"
-		}
-		fmt.Fprintf(w, "%s  %s  %s (%s%s, balance %s)\n", label, dw.id, dw.spec.name, dw.spec.vendor, note, dw.balance)
-	}
+	printDemoWallets(w, b.demo.wallets)
 	if len(b.sims) > 0 {
 		fmt.Fprint(w, "\nSimulated rails (the provider's protocol over HTTP on this machine; its requests and webhooks show in the log)\n")
 		for _, s := range b.sims {
@@ -84,6 +78,17 @@ that simulates paying; paid money settles into the %s %s later):
     -H 'Content-Type: application/json' --data '{"price": 150000, "playerId": "player-1"}'
 
 `, def.spec.name, b.cfg.SettlementDelay, base)
+}
+
+// printDemoWallets lists the demo's wallets, the default first.
+func printDemoWallets(w io.Writer, wallets []demoWallet) {
+	for i, dw := range wallets {
+		label, note := "                 ", ""
+		if i == 0 {
+			label, note = "  wallets        ", ", default"
+		}
+		fmt.Fprintf(w, "%s  %s  %s (%s%s, balance %s)\n", label, dw.id, dw.spec.name, dw.spec.vendor, note, dw.balance)
+	}
 }
 
 // printPayoutRecipe prints a payout of 100000 from the wallet dw to account
