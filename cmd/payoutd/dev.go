@@ -21,22 +21,29 @@ import (
 	"github.com/payoutd/payoutd/internal/config"
 	"github.com/payoutd/payoutd/internal/logging"
 	"github.com/payoutd/payoutd/models"
-	"github.com/payoutd/payoutd/signature"
-	"github.com/payoutd/payoutd/vendors/sandbox"
 	"github.com/payoutd/payoutd/worker"
 )
 
 // runDev runs the API and the worker in one process on embedded backends:
 // an in-memory Redis (miniredis) and a SQLite file in a temporary folder
-// (or DEV_DATA_DIR), with a demo client whose credentials it prints. It is
-// for trying the service and developing it, never for real money.
-func runDev(ctx context.Context, stdout, stderr io.Writer, getenv func(string) string) error {
+// (or DEV_DATA_DIR), with a demo client whose credentials it prints, and the
+// simulators of the simulated rails of opts. It is for trying the service
+// and developing it, never for real money.
+func runDev(ctx context.Context, opts devOptions, stdout, stderr io.Writer, getenv func(string) string) error {
 	start := time.Now()
 	cfg, err := devConfig(getenv)
 	if err != nil {
 		return err
 	}
 	slog.SetDefault(logging.New(stderr, cfg.LogLevel))
+	sims, err := startSimulators(opts.rails, simOptions{completeAfter: cfg.SandboxCompleteAfter, log: slog.Default()})
+	if err != nil {
+		return err
+	}
+	defer closeSimulators(sims)
+	for _, s := range sims {
+		s.configure(&cfg)
+	}
 	backends, err := startDevBackends(getenv)
 	if err != nil {
 		return err
@@ -53,7 +60,7 @@ func runDev(ctx context.Context, stdout, stderr io.Writer, getenv func(string) s
 		return err
 	}
 	defer a.Close()
-	demo, err := provisionDemo(ctx, admin.Deps{DB: a.DB, Sealer: a.Sealer, Env: cfg.Env, Vendors: a.Vendors, Payouts: a.Payouts})
+	demo, err := provisionDemo(ctx, admin.Deps{DB: a.DB, Sealer: a.Sealer, Env: cfg.Env, Vendors: a.Vendors, Payouts: a.Payouts}, opts.rails)
 	if err != nil {
 		return fmt.Errorf("create demo client: %w", err)
 	}
@@ -71,9 +78,24 @@ func runDev(ctx context.Context, stdout, stderr io.Writer, getenv func(string) s
 		devStarted(a, apiDeps(a), workerDeps(a))
 	}
 
-	return serveDev(ctx, a, srv, cfg.HTTPAddr, backends.redis, func(addr string) {
-		printDevBanner(stdout, devBanner{addr: addr, cfg: cfg, demo: demo, dataDir: backends.dataDir, startup: time.Since(start)})
+	banner := devBanner{cfg: cfg, demo: demo, rails: opts.rails, sims: sims, dataDir: backends.dataDir}
+	return serveDev(ctx, a, srv, cfg.HTTPAddr, backends.redis, sims, func(addr string) error {
+		banner.addr, banner.startup = addr, time.Since(start)
+		return devReady(stdout, banner)
 	})
+}
+
+// devReady connects the simulators to the api now listening at b.addr,
+// then prints the banner: its payouts work once it shows.
+func devReady(stdout io.Writer, b devBanner) error {
+	base := "http://" + hostPort(b.addr)
+	for _, s := range b.sims {
+		if err := s.connect(base); err != nil {
+			return err
+		}
+	}
+	printDevBanner(stdout, b)
+	return nil
 }
 
 // devConfig is the configuration dev mode runs on: the environment's, over
@@ -145,14 +167,30 @@ func (b *devBackends) removeDataDir() {
 	}
 }
 
-// serveDev runs the worker and the api server (on httpAddr), and keeps
-// miniredis's clock moving, until ctx ends or one of them fails; ready is
-// called with the address the api listens on once it does.
-func serveDev(ctx context.Context, a *app.App, srv *api.Server, httpAddr string, mr *miniredis.Miniredis, ready func(addr string)) error {
+// serveDev runs the worker, the api server (on httpAddr) and the
+// simulators, and keeps miniredis's clock moving, until ctx ends or one of
+// them fails; ready is called with the address the api listens on once it
+// does, and its error stops dev mode.
+func serveDev(ctx context.Context, a *app.App, srv *api.Server, httpAddr string, mr *miniredis.Miniredis,
+	sims []simulatedRail, ready func(addr string) error) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return advanceRedisClock(gctx, mr) })
 	g.Go(func() error { return worker.Run(gctx, workerDeps(a)) })
-	g.Go(func() error { return api.ListenAndServe(gctx, httpAddr, srv.Handler(), ready) })
+	for _, s := range sims {
+		g.Go(func() error { return s.serve(gctx) })
+	}
+	readyErr := make(chan error, 1)
+	g.Go(func() error {
+		return api.ListenAndServe(gctx, httpAddr, srv.Handler(), func(addr string) { readyErr <- ready(addr) })
+	})
+	g.Go(func() error {
+		select {
+		case err := <-readyErr:
+			return err
+		case <-gctx.Done():
+			return nil
+		}
+	})
 	return g.Wait()
 }
 
@@ -179,105 +217,42 @@ func advanceRedisClock(ctx context.Context, mr *miniredis.Miniredis) error {
 
 // demoClient is what the banner shows.
 type demoClient struct {
-	creds       *admin.IssuedCredentials
-	mainWallet  *admin.WalletCreated
-	ewallet     *admin.WalletCreated
-	mainBalance string
+	creds *admin.IssuedCredentials
+	// wallets in the order created: the first is the default.
+	wallets []demoWallet
 }
 
-// provisionDemo creates the demo merchant with a funded simbank wallet
-// (its default) and a simwallet wallet for e-wallet payouts.
-func provisionDemo(ctx context.Context, d admin.Deps) (*demoClient, error) {
+// demoWallet is one funded wallet of the demo client.
+type demoWallet struct {
+	spec    demoWalletSpec
+	id      string
+	balance string
+}
+
+// provisionDemo creates the demo merchant with a funded wallet for each
+// wallet of each rail, in the order of rails: the first is its default.
+func provisionDemo(ctx context.Context, d admin.Deps, rails []devRail) (*demoClient, error) {
 	creds, err := admin.CreateClient(ctx, d, admin.ClientOptions{Name: "Demo Merchant"})
 	if err != nil {
 		return nil, err
 	}
 	clientID, _ := parseUUID(creds.ClientID)
-	main, err := admin.CreateWallet(ctx, d, admin.WalletOptions{ClientID: clientID, Name: "Main wallet", Vendor: sandbox.SimBank})
-	if err != nil {
-		return nil, err
+	demo := &demoClient{creds: creds}
+	for _, r := range rails {
+		for _, spec := range r.wallets {
+			w, err := admin.CreateWallet(ctx, d, admin.WalletOptions{ClientID: clientID, Name: spec.name, Vendor: spec.vendor})
+			if err != nil {
+				return nil, err
+			}
+			id, _ := parseUUID(w.WalletID)
+			funded, err := admin.AdjustWallet(ctx, d, id, spec.opening, "dev mode opening balance")
+			if err != nil {
+				return nil, err
+			}
+			demo.wallets = append(demo.wallets, demoWallet{spec: spec, id: w.WalletID, balance: funded.Balance})
+		}
 	}
-	ewallet, err := admin.CreateWallet(ctx, d, admin.WalletOptions{ClientID: clientID, Name: "E-wallet payouts", Vendor: sandbox.SimWallet})
-	if err != nil {
-		return nil, err
-	}
-	mainID, _ := parseUUID(main.WalletID)
-	funded, err := admin.AdjustWallet(ctx, d, mainID, "10000000", "dev mode opening balance")
-	if err != nil {
-		return nil, err
-	}
-	ewalletID, _ := parseUUID(ewallet.WalletID)
-	if _, err := admin.AdjustWallet(ctx, d, ewalletID, "1000000", "dev mode opening balance"); err != nil {
-		return nil, err
-	}
-	return &demoClient{creds: creds, mainWallet: main, ewallet: ewallet, mainBalance: funded.Balance}, nil
-}
-
-type devBanner struct {
-	addr    string
-	cfg     config.Config
-	demo    *demoClient
-	dataDir string
-	startup time.Duration
-}
-
-// printDevBanner tells a new user everything needed to make a first call:
-// the demo credentials, a signed request ready to paste (valid for the
-// 5-minute window) and a recipe that signs afresh with openssl.
-func printDevBanner(w io.Writer, b devBanner) {
-	base := "http://" + hostPort(b.addr)
-	path := "/api/v3/wallets/" + b.demo.mainWallet.WalletID + "/balance"
-	secret := *b.demo.creds.SigningSecret
-	sig := signature.Sign(secret, nil, time.Now())
-	fmt.Fprintf(w, `
-payoutd dev — DEVELOPMENT MODE: embedded Redis and SQLite, sandbox vendors, staging rules.
-Nothing here moves real money. Data lives in %s and is gone when it stops.
-Ready in %s at %s
-
-Demo client
-  client_id        %s
-  api_key          %s
-  signing_secret   %s
-  callback_secret  %s
-  wallets          %s  Main wallet (simbank, default, balance %s)
-                   %s  E-wallet payouts (simwallet)
-
-Queue dashboard    %s/ops/queues   (user %s, password %s)
-
-A signed request, valid for 5 minutes:
-
-  curl -s %s%s \
-    -H 'x-api-key: %s' \
-    -H 'x-signature: %s'
-
-Signed afresh at any time (bash + openssl):
-
-  KEY=%s SECRET=%s
-  T=$(date +%%s%%3N); SIG=$(printf '%%s.' "$T" | openssl dgst -sha256 -hmac "$SECRET" | sed 's/^.*= //')
-  curl -s %s%s -H "x-api-key: $KEY" -H "x-signature: t=$T,v1=$SIG"
-
-A payout of 100000 to the sandbox account 1234567890 at BCA (same KEY and SECRET):
-
-  BODY='{"client_wallet_id":"%s","amount":"100000","bank_code":"bca","account_no":"1234567890","transfer_type":"BIFAST"}'
-  T=$(date +%%s%%3N); SIG=$(printf '%%s.%%s' "$T" "$BODY" | openssl dgst -sha256 -hmac "$SECRET" | sed 's/^.*= //')
-  curl -s %s/api/v3/disbursements -H "x-api-key: $KEY" -H "x-signature: t=$T,v1=$SIG" \
-    -H "Idempotency-Key: $(date +%%s%%N)" -H 'Content-Type: application/json' --data-binary "$BODY"
-
-A payment of 150000 (open its checkoutUrl: the page shows the QRIS and, in this mode, a button
-that simulates paying; paid money settles into the Main wallet %s later):
-
-  curl -s %s/api/v1/payments -H "x-api-key: $KEY" -H "x-timestamp: $(date +%%s%%3N)" \
-    -H 'Content-Type: application/json' --data '{"price": 150000, "playerId": "player-1"}'
-
-`,
-		b.dataDir, b.startup.Round(time.Millisecond), base,
-		b.demo.creds.ClientID, b.demo.creds.APIKey, secret, b.demo.creds.CallbackSecret,
-		b.demo.mainWallet.WalletID, b.demo.mainBalance, b.demo.ewallet.WalletID,
-		base, b.cfg.AdminUser, b.cfg.AdminPassword,
-		base, path, b.demo.creds.APIKey, sig,
-		b.demo.creds.APIKey, secret, base, path,
-		b.demo.mainWallet.WalletID, base,
-		b.cfg.SettlementDelay, base)
+	return demo, nil
 }
 
 // hostPort turns a listen address such as "[::]:8080" into one to dial.

@@ -39,7 +39,9 @@ commands:
   worker       process queued tasks and run the scheduler
   migrate      apply database migrations
   dev          run everything in one process with embedded PostgreSQL-free,
-               Redis-free backends and a demo client (development only)
+               Redis-free backends and a demo client (development only);
+               --vendors=sandbox,simulated-xendit adds a Xendit simulator
+               ("payoutd dev --help")
   admin ...    operator commands; "payoutd admin help" lists them
   healthcheck  exit 0 when the local API answers /readyz (for containers)
   vendorsim    run the sandbox payout vendors over HTTP (for the HTTP adapter and its callbacks);
@@ -70,7 +72,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	case "migrate":
 		err = runMigrate(ctx, stdout, stderr, getenv)
 	case "dev":
-		err = runDev(ctx, stdout, stderr, getenv)
+		return runDevCommand(ctx, args[1:], stdout, stderr, getenv)
 	case "admin":
 		return runAdmin(ctx, args[1:], stdout, stderr, getenv)
 	case "healthcheck":
