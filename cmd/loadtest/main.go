@@ -163,6 +163,7 @@ type options struct {
 	paymentAuth string
 
 	// Disbursement scenarios.
+	rail                 string
 	amount               string
 	sandboxCompleteAfter time.Duration
 	drainDuration        time.Duration
@@ -266,9 +267,10 @@ func (o *options) defineProfileFlags(fs *flag.FlagSet) {
 func (o *options) defineScenarioFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.paymentAuth, "payment-auth", paymentAuthSignature,
 		"how payments authenticate: signature (x-signature over the body) or timestamp (x-timestamp only)")
+	fs.StringVar(&o.rail, "rail", defaultRail, "vendor the wallets are on and how it is served (drain, disbursements, all): "+strings.Join(railNames(), ", "))
 	fs.StringVar(&o.amount, "amount", "20000", "gross amount of each disbursement (IDR)")
 	fs.DurationVar(&o.sandboxCompleteAfter, "sandbox-complete-after", time.Microsecond,
-		"SANDBOX_COMPLETE_AFTER of the api and worker: how long a sandbox payout stays pending\n(0 would mean the service's default of 2s)")
+		"SANDBOX_COMPLETE_AFTER of the api and worker, and of a -rail simulator: how long a\npayout stays pending (0 would mean the service's default of 2s)")
 	fs.DurationVar(&o.drainDuration, "drain-duration", 10*time.Second, "drain: longest measured time, from the first SUCCESS")
 	fs.StringVar(&o.pgbench, "pgbench", "pgbench", "pgbench `program` for the ceilings of -scenario disbursements")
 	fs.DurationVar(&o.pgbenchDuration, "pgbench-duration", 10*time.Second, "pgbench time of each ceiling (spread, hot row)")
@@ -292,8 +294,10 @@ disbursements or all).
 
 scenarios:
 %s
+rails (-rail; the simulators get SANDBOX_COMPLETE_AFTER=-sandbox-complete-after too):
+%s
 flags:
-`, goalRPS, goalP99, goalCreatesMany, goalCreatesHot, goalCreateP99, goalPayments, goalPayouts, goalCeilingRatio, scenarioHelp())
+`, goalRPS, goalP99, goalCreatesMany, goalCreatesHot, goalCreateP99, goalPayments, goalPayouts, goalCeilingRatio, scenarioHelp(), railHelp())
 	fs.PrintDefaults()
 }
 
@@ -344,6 +348,11 @@ func (o options) scenarioSettingProblems() []error {
 	}
 	if o.sandboxCompleteAfter <= 0 {
 		errs = append(errs, errors.New("-sandbox-complete-after must be positive (the service reads 0 as its default, 2s)"))
+	}
+	if _, ok := lookupRail(o.rail); !ok {
+		errs = append(errs, fmt.Errorf("-rail %q: want one of %s", o.rail, strings.Join(railNames(), ", ")))
+	} else if info, ok := lookupScenario(o.scenario); ok && info.new != nil && o.rail != defaultRail {
+		errs = append(errs, fmt.Errorf("-rail %s: only with -scenario drain, disbursements or all (the suites that start the api and worker)", o.rail))
 	}
 	if o.drainDuration <= 0 || o.pgbenchDuration < time.Second {
 		errs = append(errs, errors.New("-drain-duration must be positive and -pgbench-duration at least 1s"))
