@@ -36,6 +36,10 @@ type drainResult struct {
 	// Failed how many reached FAILED, EXPIRED or CANCELLED.
 	Drained int `json:"drained"`
 	Failed  int `json:"failed"`
+	// Requested is how many the vendor had accepted but not yet reported
+	// final (REQUESTED) when the window closed: on a rail that answers
+	// later, the payouts between submit and result.
+	Requested int `json:"requested"`
 	// Complete: every queued payout was final before the window closed.
 	Complete bool `json:"complete"`
 	// SpanS runs from the first to the last SUCCESS (their completed_at).
@@ -53,7 +57,7 @@ type drainResult struct {
 
 // disbursementCounts is one look at the disbursements table.
 type disbursementCounts struct {
-	success, open, failed int
+	success, open, requested, failed int
 }
 
 // countDisbursements counts by status, in SQL that PostgreSQL and SQLite
@@ -63,13 +67,15 @@ func countDisbursements(ctx context.Context, db *gorm.DB) (disbursementCounts, e
 	row := db.WithContext(ctx).Raw(`SELECT
 		count(*) FILTER (WHERE status = @success),
 		count(*) FILTER (WHERE status IN @open),
+		count(*) FILTER (WHERE status = @requested),
 		count(*) FILTER (WHERE status IN @failed)
 		FROM disbursements`,
 		sql.Named("success", models.StatusSuccess),
 		sql.Named("open", []models.DisbursementStatus{models.StatusVerified, models.StatusRequested}),
+		sql.Named("requested", models.StatusRequested),
 		sql.Named("failed", []models.DisbursementStatus{models.StatusFailed, models.StatusExpired, models.StatusCancelled}),
 	).Row()
-	if err := row.Scan(&c.success, &c.open, &c.failed); err != nil {
+	if err := row.Scan(&c.success, &c.open, &c.requested, &c.failed); err != nil {
 		return c, fmt.Errorf("count disbursements: %w", err)
 	}
 	return c, nil
@@ -179,6 +185,7 @@ func measureDrain(ctx context.Context, s *runSetup, bin *payoutdBinary, cfg serv
 	rr.stop(stderr)
 	d.Drained = end.success - before.success
 	d.Failed = end.failed - before.failed
+	d.Requested = end.requested
 	d.Complete = end.open == 0
 	d.CPU = window.usage()
 	return d, drainTimes(ctx, s.db, d)

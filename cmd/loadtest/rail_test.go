@@ -66,7 +66,7 @@ func TestDrainOnXenditRail(t *testing.T) {
 	if sum.CreateMany == nil || d == nil || sum.CreateMany.Creates == 0 {
 		t.Fatalf("no creates or no drain: %s", lines[len(lines)-1])
 	}
-	if !d.Complete || d.Failed != 0 || d.Drained != sum.CreateMany.Creates || d.Queued != d.Drained {
+	if !d.Complete || d.Failed != 0 || d.Requested != 0 || d.Drained != sum.CreateMany.Creates || d.Queued != d.Drained {
 		t.Errorf("drain %+v: want all %d creates paid", *d, sum.CreateMany.Creates)
 	}
 	if d.P99MS <= 0 || d.P99MS < d.P50MS || d.MaxMS < d.P99MS {

@@ -379,9 +379,9 @@ func printSuiteNotes(w io.Writer, r *suiteResult) {
 		if !d.Complete {
 			how = "the window closed first"
 		}
-		fmt.Fprintf(w, "  drain: %d of %d queued payouts reached SUCCESS (%s), %d failed; %.2fs from the first to the last SUCCESS\n",
-			d.Drained, d.Queued, how, d.Failed, d.SpanS)
-		fmt.Fprintf(w, "  † a payout's latency from the worker's first call to the vendor to SUCCESS (max %.1f ms)\n", d.MaxMS)
+		fmt.Fprintf(w, "  drain: %d of %d queued payouts reached SUCCESS (%s), %d failed, %d accepted by the vendor and not yet final;\n"+
+			"         %.2fs from the first to the last SUCCESS\n", d.Drained, d.Queued, how, d.Failed, d.Requested, d.SpanS)
+		fmt.Fprintf(w, "  † latency of a payout that reached SUCCESS, from the worker's first call to the vendor (max %.1f ms)\n", d.MaxMS)
 	}
 	if r.Ceilings != nil && r.Ceilings.Unavailable == "" {
 		fmt.Fprintf(w, "  * pgbench's average latency, not a percentile\n")
