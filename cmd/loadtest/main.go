@@ -6,6 +6,7 @@
 //
 //	go run ./cmd/loadtest                        # balance, 32 workers, 2 s warm-up + 10 s
 //	go run ./cmd/loadtest -scenario disbursements  # pgbench ceilings, creates, drain: one table
+//	go run ./cmd/loadtest -scenario disbursements -rail xendit  # the same on the Xendit simulator
 //	go run ./cmd/loadtest -scenario create-hot -concurrency 16
 //	go run ./cmd/loadtest -scenario payments     # POST /api/v1/payments, 16 workers
 //	go run ./cmd/loadtest -scenario all          # disbursements plus payments: one table
@@ -61,6 +62,25 @@
 // pgbench it says how to install it and goes on without ratios. Every
 // measured phase, pgbench's included, starts right after a CHECKPOINT, so
 // that none pays for the dirty pages or the checkpoint of the one before.
+//
+// -rail decides the vendor the wallets of drain, disbursements and all are
+// on (rail.go): sandbox (the default) is simbank inside the api and worker;
+// vendorsim is simbank served over HTTP by `payoutd vendorsim`; xendit is
+// vendor xendit served by `payoutd vendorsim --provider xendit`. A
+// simulated rail runs as a process of its own on a free loopback port,
+// with SANDBOX_COMPLETE_AFTER=-sandbox-complete-after (so it pays at once
+// and the drain measures the service, not a simulated bank's delay) and
+// two secrets made up for the run, which the api and worker get through
+// their environment (XENDIT_SECRET_KEY, XENDIT_CALLBACK_TOKEN,
+// XENDIT_BASE_URL; or VENDORSIM_URL, VENDORSIM_TOKEN,
+// VENDORSIM_CALLBACK_SECRET) and the summary never prints. Such a rail
+// reports payouts to the api, so an api runs through the drain beside the
+// worker to receive its callbacks; the CPU of the simulator and of that
+// api is reported as "rail". The drain counts a payout once it is final
+// (SUCCESS, or failed), whether a callback or the worker's status poll
+// brought the result, and reports the p50/p90/p99/max of a paid payout's
+// latency from the worker's first call to the vendor (submit_attempted_at)
+// to SUCCESS (completed_at).
 //
 // Self-contained mode (the default) needs PostgreSQL and Redis on this
 // machine. The tool drops and recreates the database named in
