@@ -25,11 +25,15 @@ type cpuSnapshot struct {
 	postgres, redis    uint64
 	pgbench            uint64 // a load generator too, while it runs
 	serverKnown        bool
+	// rail is the CPU of a -rail simulator and of the api receiving its
+	// callbacks during the drain.
+	rail      uint64
+	railKnown bool
 }
 
 // takeCPUSnapshot reads /proc. serverPID is 0 when the server is not a
-// child of the tool.
-func takeCPUSnapshot(serverPID int) cpuSnapshot {
+// child of the tool; railPIDs are the rail's processes (none without).
+func takeCPUSnapshot(serverPID int, railPIDs ...int) cpuSnapshot {
 	s := cpuSnapshot{at: time.Now()}
 	raw, err := os.ReadFile("/proc/stat")
 	if err != nil {
@@ -49,6 +53,12 @@ func takeCPUSnapshot(serverPID int) cpuSnapshot {
 	s.self, s.ok = procTicks("/proc/self/stat")
 	if serverPID > 0 {
 		s.server, s.serverKnown = procTicks("/proc/" + strconv.Itoa(serverPID) + "/stat")
+	}
+	s.railKnown = len(railPIDs) > 0
+	for _, pid := range railPIDs {
+		ticks, ok := procTicks("/proc/" + strconv.Itoa(pid) + "/stat")
+		s.rail += ticks
+		s.railKnown = s.railKnown && ok
 	}
 	dirs, _ := filepath.Glob("/proc/[0-9]*/stat")
 	for _, path := range dirs {
@@ -98,9 +108,12 @@ func procComm(path string) (string, uint64, bool) {
 // cpuUsage is the CPU a window used, in cores (1.0 = one core busy for the
 // whole window).
 type cpuUsage struct {
-	Cores         int      `json:"cores"`
-	Machine       float64  `json:"machine"`
-	Server        *float64 `json:"server,omitempty"`
+	Cores   int      `json:"cores"`
+	Machine float64  `json:"machine"`
+	Server  *float64 `json:"server,omitempty"`
+	// Rail is a -rail simulator, with the api receiving its callbacks
+	// during the drain.
+	Rail          *float64 `json:"rail,omitempty"`
 	Postgres      float64  `json:"postgres"`
 	Redis         float64  `json:"redis"`
 	LoadGenerator float64  `json:"load_generator"`
@@ -132,6 +145,11 @@ func usageBetween(a, b cpuSnapshot) *cpuUsage {
 		u.Server = &server
 		known += server
 	}
+	if a.railKnown && b.railKnown {
+		rail := cores(b.rail - a.rail)
+		u.Rail = &rail
+		known += rail
+	}
 	u.Other = round(max(0, u.Machine-known), 2)
 	return u
 }
@@ -139,10 +157,11 @@ func usageBetween(a, b cpuSnapshot) *cpuUsage {
 // cpuWindow snapshots the CPU when the measured window opens and closes.
 type cpuWindow struct {
 	serverPID  int
+	railPIDs   []int
 	start, end cpuSnapshot
 }
 
-func (w *cpuWindow) opened() { w.start = takeCPUSnapshot(w.serverPID) }
-func (w *cpuWindow) closed() { w.end = takeCPUSnapshot(w.serverPID) }
+func (w *cpuWindow) opened() { w.start = takeCPUSnapshot(w.serverPID, w.railPIDs...) }
+func (w *cpuWindow) closed() { w.end = takeCPUSnapshot(w.serverPID, w.railPIDs...) }
 
 func (w *cpuWindow) usage() *cpuUsage { return usageBetween(w.start, w.end) }

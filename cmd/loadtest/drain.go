@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -35,37 +36,89 @@ type drainResult struct {
 	// Failed how many reached FAILED, EXPIRED or CANCELLED.
 	Drained int `json:"drained"`
 	Failed  int `json:"failed"`
+	// Requested is how many the vendor had accepted but not yet reported
+	// final (REQUESTED) when the window closed: on a rail that answers
+	// later, the payouts between submit and result.
+	Requested int `json:"requested"`
 	// Complete: every queued payout was final before the window closed.
 	Complete bool `json:"complete"`
 	// SpanS runs from the first to the last SUCCESS (their completed_at).
-	SpanS       float64   `json:"span_s"`
-	PayoutsPerS float64   `json:"payouts_per_s"`
-	CPU         *cpuUsage `json:"cpu_cores,omitempty"`
+	SpanS       float64 `json:"span_s"`
+	PayoutsPerS float64 `json:"payouts_per_s"`
+	// The percentiles of a drained payout's latency: from the worker's
+	// first call to the vendor (submit_attempted_at) to SUCCESS
+	// (completed_at).
+	P50MS float64   `json:"p50_ms"`
+	P90MS float64   `json:"p90_ms"`
+	P99MS float64   `json:"p99_ms"`
+	MaxMS float64   `json:"max_ms"`
+	CPU   *cpuUsage `json:"cpu_cores,omitempty"`
 }
 
 // disbursementCounts is one look at the disbursements table.
 type disbursementCounts struct {
-	success, open, failed int
-	first, last           sql.NullTime // completed_at of the first and last SUCCESS
+	success, open, requested, failed int
 }
 
+// countDisbursements counts by status, in SQL that PostgreSQL and SQLite
+// both read.
 func countDisbursements(ctx context.Context, db *gorm.DB) (disbursementCounts, error) {
 	var c disbursementCounts
 	row := db.WithContext(ctx).Raw(`SELECT
 		count(*) FILTER (WHERE status = @success),
 		count(*) FILTER (WHERE status IN @open),
-		count(*) FILTER (WHERE status IN @failed),
-		min(completed_at) FILTER (WHERE status = @success),
-		max(completed_at) FILTER (WHERE status = @success)
+		count(*) FILTER (WHERE status = @requested),
+		count(*) FILTER (WHERE status IN @failed)
 		FROM disbursements`,
 		sql.Named("success", models.StatusSuccess),
 		sql.Named("open", []models.DisbursementStatus{models.StatusVerified, models.StatusRequested}),
+		sql.Named("requested", models.StatusRequested),
 		sql.Named("failed", []models.DisbursementStatus{models.StatusFailed, models.StatusExpired, models.StatusCancelled}),
 	).Row()
-	if err := row.Scan(&c.success, &c.open, &c.failed, &c.first, &c.last); err != nil {
+	if err := row.Scan(&c.success, &c.open, &c.requested, &c.failed); err != nil {
 		return c, fmt.Errorf("count disbursements: %w", err)
 	}
 	return c, nil
+}
+
+// paidTimes are the submit_attempted_at and completed_at of every paid
+// disbursement, read through gorm so that both databases' time columns
+// scan.
+type paidTimes struct {
+	SubmitAttemptedAt *time.Time
+	CompletedAt       *time.Time
+}
+
+// drainTimes sets the span, rate and latency percentiles of d from the
+// paid disbursements' times.
+func drainTimes(ctx context.Context, db *gorm.DB, d *drainResult) error {
+	var rows []paidTimes
+	if err := db.WithContext(ctx).Model(&models.Disbursement{}).Select("submit_attempted_at", "completed_at").
+		Where("status = ? AND completed_at IS NOT NULL", models.StatusSuccess).Find(&rows).Error; err != nil {
+		return fmt.Errorf("read paid disbursements: %w", err)
+	}
+	var first, last time.Time
+	latencies := make([]time.Duration, 0, len(rows))
+	for _, r := range rows {
+		done := *r.CompletedAt
+		if first.IsZero() || done.Before(first) {
+			first = done
+		}
+		if done.After(last) {
+			last = done
+		}
+		if r.SubmitAttemptedAt != nil {
+			latencies = append(latencies, max(0, done.Sub(*r.SubmitAttemptedAt)))
+		}
+	}
+	slices.Sort(latencies)
+	if len(rows) > 0 {
+		d.SpanS = round(last.Sub(first).Seconds(), 3)
+	}
+	d.PayoutsPerS = drainRate(d.Drained, d.SpanS)
+	d.P50MS, d.P90MS = millis(percentile(latencies, 50)), millis(percentile(latencies, 90))
+	d.P99MS, d.MaxMS = millis(percentile(latencies, 99)), millis(percentile(latencies, 100))
+	return nil
 }
 
 // pendingSubmitTasks counts the tasks waiting in the queue the API
@@ -87,8 +140,10 @@ func pendingSubmitTasks(ctx context.Context, redisURL string) int {
 // measureDrain starts `payoutd worker` on the payouts the creates left
 // queued and measures how fast they reach SUCCESS: from the first SUCCESS
 // until all are final or o.drainDuration has passed, counting by polling
-// the database; the rate is taken from the rows' completed_at.
-func measureDrain(ctx context.Context, s *runSetup, bin *payoutdBinary, cfg serverConfig, stderr io.Writer) (*drainResult, error) {
+// the database; the rate and latencies are taken from the rows' times. On
+// a rail that calls back, an api runs beside the worker to receive the
+// callbacks.
+func measureDrain(ctx context.Context, s *runSetup, bin *payoutdBinary, cfg serverConfig, rr *railRun, stderr io.Writer) (*drainResult, error) {
 	before, err := countDisbursements(ctx, s.db)
 	if err != nil {
 		return nil, err
@@ -97,6 +152,19 @@ func measureDrain(ctx context.Context, s *runSetup, bin *payoutdBinary, cfg serv
 		return nil, fmt.Errorf("drain: no disbursement waits for the worker (%d SUCCESS already)", before.success)
 	}
 	d := &drainResult{Queued: before.open, QueuedTasks: pendingSubmitTasks(ctx, s.o.redisURL)}
+	window := &cpuWindow{}
+	if rr.info.calledBack() {
+		progress(stderr, "starting `payoutd api` to receive the %s rail's callbacks during the drain", rr.info.name)
+		api, err := startServer(ctx, bin, cfg, stderr)
+		if err != nil {
+			return nil, err
+		}
+		defer stopLogged(api, stderr)
+		window.railPIDs = append(window.railPIDs, api.pid())
+	}
+	if pid := rr.simPID(); pid > 0 {
+		window.railPIDs = append(window.railPIDs, pid)
+	}
 	progress(stderr, "starting `payoutd worker` on %d queued payouts (%d tasks in Redis); measuring up to %s from the first SUCCESS",
 		d.Queued, d.QueuedTasks, s.o.drainDuration)
 	checkpoint(ctx, s.db, stderr)
@@ -104,25 +172,30 @@ func measureDrain(ctx context.Context, s *runSetup, bin *payoutdBinary, cfg serv
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err := w.stop(); err != nil {
-			progress(stderr, "warning: %v", err)
-		}
-	}()
-	window := &cpuWindow{serverPID: w.pid()}
+	defer stopLogged(w, stderr)
+	window.serverPID = w.pid()
 	end, err := watchDrain(ctx, s.db, w, before, s.o.drainDuration, window)
 	if err != nil {
 		return nil, err
 	}
+	// The worker stops first, then the simulator it calls, then (deferred)
+	// the api the simulator calls back, so that no call is left without
+	// its receiver.
+	stopLogged(w, stderr)
+	rr.stop(stderr)
 	d.Drained = end.success - before.success
 	d.Failed = end.failed - before.failed
+	d.Requested = end.requested
 	d.Complete = end.open == 0
 	d.CPU = window.usage()
-	if end.first.Valid && end.last.Valid {
-		d.SpanS = round(end.last.Time.Sub(end.first.Time).Seconds(), 3)
+	return d, drainTimes(ctx, s.db, d)
+}
+
+// stopLogged stops p, reporting a failure to stop as a warning.
+func stopLogged(p *serverProcess, stderr io.Writer) {
+	if err := p.stop(); err != nil {
+		progress(stderr, "warning: %v", err)
 	}
-	d.PayoutsPerS = drainRate(d.Drained, d.SpanS)
-	return d, nil
 }
 
 // watchDrain polls until every queued payout is final or window has been

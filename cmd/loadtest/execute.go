@@ -14,7 +14,6 @@ import (
 	"github.com/payoutd/payoutd/internal/credentials"
 	"github.com/payoutd/payoutd/internal/database"
 	"github.com/payoutd/payoutd/models"
-	"github.com/payoutd/payoutd/vendors/sandbox"
 )
 
 // Values of result.Server.
@@ -99,9 +98,10 @@ func (s *runSetup) prepare(ctx context.Context, info scenarioInfo, stderr io.Wri
 		}
 	}
 	progress(stderr, "provisioning %d clients with a funded wallet each", s.o.clients)
-	deps := admin.Deps{DB: s.db, Sealer: s.sealer, Env: s.env, Vendors: sandbox.Registry(sandbox.Options{})}
+	rail, _ := lookupRail(s.o.rail)
+	deps := admin.Deps{DB: s.db, Sealer: s.sealer, Env: s.env, Vendors: provisionRegistry(rail)}
 	var err error
-	s.fixture, err = provision(ctx, deps, s.o.clients)
+	s.fixture, err = provision(ctx, deps, s.o.clients, rail.vendor)
 	return err
 }
 

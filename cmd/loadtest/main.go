@@ -6,6 +6,7 @@
 //
 //	go run ./cmd/loadtest                        # balance, 32 workers, 2 s warm-up + 10 s
 //	go run ./cmd/loadtest -scenario disbursements  # pgbench ceilings, creates, drain: one table
+//	go run ./cmd/loadtest -scenario disbursements -rail xendit  # the same on the Xendit simulator
 //	go run ./cmd/loadtest -scenario create-hot -concurrency 16
 //	go run ./cmd/loadtest -scenario payments     # POST /api/v1/payments, 16 workers
 //	go run ./cmd/loadtest -scenario all          # disbursements plus payments: one table
@@ -61,6 +62,25 @@
 // pgbench it says how to install it and goes on without ratios. Every
 // measured phase, pgbench's included, starts right after a CHECKPOINT, so
 // that none pays for the dirty pages or the checkpoint of the one before.
+//
+// -rail decides the vendor the wallets of drain, disbursements and all are
+// on (rail.go): sandbox (the default) is simbank inside the api and worker;
+// vendorsim is simbank served over HTTP by `payoutd vendorsim`; xendit is
+// vendor xendit served by `payoutd vendorsim --provider xendit`. A
+// simulated rail runs as a process of its own on a free loopback port,
+// with SANDBOX_COMPLETE_AFTER=-sandbox-complete-after (so it pays at once
+// and the drain measures the service, not a simulated bank's delay) and
+// two secrets made up for the run, which the api and worker get through
+// their environment (XENDIT_SECRET_KEY, XENDIT_CALLBACK_TOKEN,
+// XENDIT_BASE_URL; or VENDORSIM_URL, VENDORSIM_TOKEN,
+// VENDORSIM_CALLBACK_SECRET) and the summary never prints. Such a rail
+// reports payouts to the api, so an api runs through the drain beside the
+// worker to receive its callbacks; the CPU of the simulator and of that
+// api is reported as "rail". The drain counts a payout once it is final
+// (SUCCESS, or failed), whether a callback or the worker's status poll
+// brought the result, and reports the p50/p90/p99/max of a paid payout's
+// latency from the worker's first call to the vendor (submit_attempted_at)
+// to SUCCESS (completed_at).
 //
 // Self-contained mode (the default) needs PostgreSQL and Redis on this
 // machine. The tool drops and recreates the database named in
@@ -163,6 +183,7 @@ type options struct {
 	paymentAuth string
 
 	// Disbursement scenarios.
+	rail                 string
 	amount               string
 	sandboxCompleteAfter time.Duration
 	drainDuration        time.Duration
@@ -266,9 +287,10 @@ func (o *options) defineProfileFlags(fs *flag.FlagSet) {
 func (o *options) defineScenarioFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.paymentAuth, "payment-auth", paymentAuthSignature,
 		"how payments authenticate: signature (x-signature over the body) or timestamp (x-timestamp only)")
+	fs.StringVar(&o.rail, "rail", defaultRail, "vendor the wallets are on and how it is served (drain, disbursements, all): "+strings.Join(railNames(), ", "))
 	fs.StringVar(&o.amount, "amount", "20000", "gross amount of each disbursement (IDR)")
 	fs.DurationVar(&o.sandboxCompleteAfter, "sandbox-complete-after", time.Microsecond,
-		"SANDBOX_COMPLETE_AFTER of the api and worker: how long a sandbox payout stays pending\n(0 would mean the service's default of 2s)")
+		"SANDBOX_COMPLETE_AFTER of the api and worker, and of a -rail simulator: how long a\npayout stays pending (0 would mean the service's default of 2s)")
 	fs.DurationVar(&o.drainDuration, "drain-duration", 10*time.Second, "drain: longest measured time, from the first SUCCESS")
 	fs.StringVar(&o.pgbench, "pgbench", "pgbench", "pgbench `program` for the ceilings of -scenario disbursements")
 	fs.DurationVar(&o.pgbenchDuration, "pgbench-duration", 10*time.Second, "pgbench time of each ceiling (spread, hot row)")
@@ -292,8 +314,10 @@ disbursements or all).
 
 scenarios:
 %s
+rails (-rail; the simulators get SANDBOX_COMPLETE_AFTER=-sandbox-complete-after too):
+%s
 flags:
-`, goalRPS, goalP99, goalCreatesMany, goalCreatesHot, goalCreateP99, goalPayments, goalPayouts, goalCeilingRatio, scenarioHelp())
+`, goalRPS, goalP99, goalCreatesMany, goalCreatesHot, goalCreateP99, goalPayments, goalPayouts, goalCeilingRatio, scenarioHelp(), railHelp())
 	fs.PrintDefaults()
 }
 
@@ -344,6 +368,11 @@ func (o options) scenarioSettingProblems() []error {
 	}
 	if o.sandboxCompleteAfter <= 0 {
 		errs = append(errs, errors.New("-sandbox-complete-after must be positive (the service reads 0 as its default, 2s)"))
+	}
+	if _, ok := lookupRail(o.rail); !ok {
+		errs = append(errs, fmt.Errorf("-rail %q: want one of %s", o.rail, strings.Join(railNames(), ", ")))
+	} else if info, ok := lookupScenario(o.scenario); ok && info.new != nil && o.rail != defaultRail {
+		errs = append(errs, fmt.Errorf("-rail %s: only with -scenario drain, disbursements or all (the suites that start the api and worker)", o.rail))
 	}
 	if o.drainDuration <= 0 || o.pgbenchDuration < time.Second {
 		errs = append(errs, errors.New("-drain-duration must be positive and -pgbench-duration at least 1s"))

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/payoutd/payoutd/internal/database"
 )
 
 // ceilingScript is one transaction shaped like a create's: a conditional
@@ -318,6 +320,9 @@ func formatRatio(figure, ceiling float64) string {
 // checkpoint (full-page images), as the pgbench ceilings do. A server
 // that refuses (no superuser) is measured without it, with a warning.
 func checkpoint(ctx context.Context, db *gorm.DB, stderr io.Writer) {
+	if database.DialectOfDB(db) != database.Postgres {
+		return // SQLite (the tests' embedded backend) has no CHECKPOINT
+	}
 	if err := db.WithContext(ctx).Exec(`CHECKPOINT`).Error; err != nil {
 		progress(stderr, "warning: CHECKPOINT before the phase failed (%v); measuring without it", err)
 	}

@@ -205,6 +205,9 @@ func cpuBreakdown(u *cpuUsage, server, loadGen, other string) string {
 	if u.Server != nil {
 		fmt.Fprintf(&b, " %s %.2f,", server, *u.Server)
 	}
+	if u.Rail != nil {
+		fmt.Fprintf(&b, " rail %.2f,", *u.Rail)
+	}
 	fmt.Fprintf(&b, " PostgreSQL %.2f, %s %.2f, Redis %.2f, %s %.2f", u.Postgres, loadGen, u.LoadGenerator, u.Redis, other, u.Other)
 	if u.Steal >= 0.05 {
 		fmt.Fprintf(&b, " (hypervisor steal %.2f)", u.Steal)

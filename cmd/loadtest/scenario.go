@@ -70,7 +70,7 @@ var scenarios = []scenarioInfo{
 		new: newPaymentsScenario, concurrency: 16, unit: "creates/s", goalRate: goalPayments, goalP99: goalCreateP99, enqueues: true,
 	},
 	{
-		name: "drain", summary: "create-many, then `payoutd worker` drains the queued payouts through the sandbox vendor (payouts/s)",
+		name: "drain", summary: "create-many, then `payoutd worker` drains the queued payouts through the -rail vendor (payouts/s)",
 		unit: "payouts/s", goalRate: goalPayouts, creates: true,
 	},
 	{

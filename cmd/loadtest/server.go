@@ -69,6 +69,13 @@ type serverConfig struct {
 	env         models.Environment
 	secretsKey  []byte
 	extraEnv    []string // KEY=VALUE, applied last
+	// railEnv points the api and worker at a simulated rail (-rail); it
+	// holds secrets and is never printed. Applied before extraEnv.
+	railEnv []string
+	// apiAddr is where the api listens; "" for a free port of 127.0.0.1.
+	// A simulated rail calls back to it, so it is chosen before either
+	// starts.
+	apiAddr string
 }
 
 // environ is the child's whole environment: a clean one, so nothing of the
@@ -87,15 +94,19 @@ func (c serverConfig) environ(httpAddr string) []string {
 	if httpAddr != "" {
 		env = append(env, "HTTP_ADDR="+httpAddr)
 	}
+	env = append(env, c.railEnv...)
 	return append(env, c.extraEnv...)
 }
 
-// startServer runs `payoutd api` of bin on a free port of 127.0.0.1 until
-// stop is called. It returns once /readyz answers 200.
+// startServer runs `payoutd api` of bin on c.apiAddr, or a free port of
+// 127.0.0.1, until stop is called. It returns once /readyz answers 200.
 func startServer(ctx context.Context, bin *payoutdBinary, c serverConfig, logs io.Writer) (*serverProcess, error) {
-	addr, err := freeLoopbackAddr()
-	if err != nil {
-		return nil, err
+	addr := c.apiAddr
+	if addr == "" {
+		var err error
+		if addr, err = freeLoopbackAddr(); err != nil {
+			return nil, err
+		}
 	}
 	s, err := startProcess(bin, "api", c.environ(addr), logs)
 	if err != nil {
@@ -116,8 +127,14 @@ func startWorker(bin *payoutdBinary, c serverConfig, logs io.Writer) (*serverPro
 }
 
 func startProcess(bin *payoutdBinary, command string, environ []string, logs io.Writer) (*serverProcess, error) {
+	return startProcessArgs(bin, command, []string{command}, environ, logs)
+}
+
+// startProcessArgs runs bin with args (args[0] is the command, named
+// command in errors and before each line of its output in logs).
+func startProcessArgs(bin *payoutdBinary, command string, args, environ []string, logs io.Writer) (*serverProcess, error) {
 	s := &serverProcess{command: command, exited: make(chan struct{})}
-	s.cmd = exec.Command(bin.path, command)
+	s.cmd = exec.Command(bin.path, args...)
 	s.cmd.Env = environ
 	out := &prefixWriter{w: logs, prefix: []byte(command + ": ")}
 	s.cmd.Stdout, s.cmd.Stderr = out, out
@@ -242,4 +259,16 @@ func (p *prefixWriter) Write(b []byte) (int, error) {
 		p.partial = p.partial[i+1:]
 	}
 	return len(b), nil
+}
+
+// levelFilter passes on the lines of a JSON log except those at INFO or
+// DEBUG: a simulator logs every payout at info, which would bury the
+// tool's own output.
+type levelFilter struct{ w io.Writer }
+
+func (f *levelFilter) Write(b []byte) (int, error) {
+	if bytes.Contains(b, []byte(`"level":"INFO"`)) || bytes.Contains(b, []byte(`"level":"DEBUG"`)) {
+		return len(b), nil
+	}
+	return f.w.Write(b)
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/payoutd/payoutd/admin"
 	"github.com/payoutd/payoutd/internal/database"
-	"github.com/payoutd/payoutd/vendors/sandbox"
 )
 
 // openingBalance funds every load-test wallet (IDR).
@@ -56,8 +55,9 @@ func recreateDatabase(ctx context.Context, databaseURL string) error {
 	return nil
 }
 
-// provision creates n merchant clients, each with one funded simbank wallet.
-func provision(ctx context.Context, d admin.Deps, n int) (*Fixture, error) {
+// provision creates n merchant clients, each with one funded wallet on
+// vendor.
+func provision(ctx context.Context, d admin.Deps, n int, vendor string) (*Fixture, error) {
 	f := &Fixture{Clients: make([]LoadClient, 0, n), Admin: d}
 	for i := range n {
 		creds, err := admin.CreateClient(ctx, d, admin.ClientOptions{Name: fmt.Sprintf("Load test merchant %d", i+1)})
@@ -71,7 +71,7 @@ func provision(ctx context.Context, d admin.Deps, n int) (*Fixture, error) {
 		if err != nil {
 			return nil, err
 		}
-		w, err := admin.CreateWallet(ctx, d, admin.WalletOptions{ClientID: clientID, Name: "Load test wallet", Vendor: sandbox.SimBank})
+		w, err := admin.CreateWallet(ctx, d, admin.WalletOptions{ClientID: clientID, Name: "Load test wallet", Vendor: vendor})
 		if err != nil {
 			return nil, fmt.Errorf("create wallet: %w", err)
 		}

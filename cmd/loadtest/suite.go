@@ -13,7 +13,10 @@ import (
 // suiteResult is the figures of -scenario drain, disbursements or all:
 // the JSON line of the summary.
 type suiteResult struct {
-	Scenario   string         `json:"scenario"`
+	Scenario string `json:"scenario"`
+	// Rail is -rail: the vendor the wallets are on and how it is served.
+	Rail       string         `json:"rail"`
+	RailVendor string         `json:"rail_vendor"`
 	CPUs       int            `json:"cpus"`
 	Revision   string         `json:"revision,omitempty"`
 	ServerEnv  []string       `json:"server_env"`
@@ -61,7 +64,9 @@ func executeSuite(ctx context.Context, s *runSetup, info scenarioInfo, stdout, s
 	o := s.o
 	full := info.name != "drain" // with the ceilings and create-hot
 	cfg := s.serverConfig(info)
-	sum := &suiteResult{Scenario: info.name, CPUs: runtime.NumCPU(), ServerEnv: cfg.extraEnv, Clients: o.clients, Amount: o.amount}
+	rail, _ := lookupRail(o.rail)
+	sum := &suiteResult{Scenario: info.name, Rail: rail.name, RailVendor: rail.vendor, CPUs: runtime.NumCPU(),
+		ServerEnv: cfg.extraEnv, Clients: o.clients, Amount: o.amount}
 	progress(stderr, "building cmd/payoutd")
 	bin, err := buildPayoutd(ctx)
 	if err != nil {
@@ -69,6 +74,11 @@ func executeSuite(ctx context.Context, s *runSetup, info scenarioInfo, stdout, s
 	}
 	defer bin.remove()
 	sum.Revision = bin.revision
+	rr, err := startSuiteRail(ctx, rail, o, bin, &cfg, stderr)
+	if err != nil {
+		return false, err
+	}
+	defer rr.stop(stderr)
 	if full {
 		if sum.Ceilings, err = measureCeilings(ctx, o, s.db, stderr); err != nil {
 			return false, err
@@ -82,15 +92,35 @@ func executeSuite(ctx context.Context, s *runSetup, info scenarioInfo, stdout, s
 		phases = append(phases, createPhase{info: mustScenario("payments"), dst: &sum.Payments})
 		sum.PaymentAuth = o.paymentAuth
 	}
-	if err := runCreatePhases(ctx, s, bin, cfg, phases, stderr); err != nil {
+	if err := runCreatePhases(ctx, s, bin, cfg, rr, phases, stderr); err != nil {
 		return false, err
 	}
-	if sum.Drain, err = measureDrain(ctx, s, bin, cfg, stderr); err != nil {
+	if sum.Drain, err = measureDrain(ctx, s, bin, cfg, rr, stderr); err != nil {
 		return false, err
 	}
 	sum.judge()
-	printSuite(stdout, o, sum)
+	printSuite(stdout, o, sum, rr)
 	return sum.clean(), nil
+}
+
+// startSuiteRail starts the rail's simulator, if it has one, and points
+// cfg at it: the api gets its address now, since the simulator calls
+// back to it.
+func startSuiteRail(ctx context.Context, rail railInfo, o options, bin *payoutdBinary, cfg *serverConfig, stderr io.Writer) (*railRun, error) {
+	if rail.simulated() {
+		addr, err := freeLoopbackAddr()
+		if err != nil {
+			return nil, err
+		}
+		cfg.apiAddr = addr
+		progress(stderr, "starting `%s` for -rail %s", rail.simCommand, rail.name)
+	}
+	rr, err := startRail(ctx, rail, o, bin, "http://"+cfg.apiAddr, stderr)
+	if err != nil {
+		return nil, err
+	}
+	cfg.railEnv = rr.serviceEnv
+	return rr, nil
 }
 
 // createPhase is one closed-loop create scenario of a suite: disbursements
@@ -110,7 +140,7 @@ func mustScenario(name string) scenarioInfo {
 
 // runCreatePhases starts `payoutd api`, runs each phase against it and
 // stops it, so that the worker later drains on its own.
-func runCreatePhases(ctx context.Context, s *runSetup, bin *payoutdBinary, cfg serverConfig, phases []createPhase, stderr io.Writer) error {
+func runCreatePhases(ctx context.Context, s *runSetup, bin *payoutdBinary, cfg serverConfig, rr *railRun, phases []createPhase, stderr io.Writer) error {
 	progress(stderr, "starting `payoutd api` (%s)", strings.Join(cfg.extraEnv, " "))
 	srv, err := startServer(ctx, bin, cfg, stderr)
 	if err != nil {
@@ -135,6 +165,9 @@ func runCreatePhases(ctx context.Context, s *runSetup, bin *payoutdBinary, cfg s
 		}
 		concurrency := s.o.concurrencyFor(p.info)
 		window := &cpuWindow{serverPID: srv.pid()}
+		if pid := rr.simPID(); pid > 0 {
+			window.railPIDs = []int{pid}
+		}
 		progress(stderr, "running %s: %d workers, warm-up %s, then measuring %s", p.info.name, concurrency, s.o.warmup, s.o.duration)
 		checkpoint(ctx, s.db, stderr)
 		m, err := runLoad(ctx, loadPlan{
@@ -220,16 +253,21 @@ func (r *suiteResult) clean() bool {
 }
 
 // printSuite writes the summary table and the JSON line.
-func printSuite(w io.Writer, o options, r *suiteResult) {
+func printSuite(w io.Writer, o options, r *suiteResult, rr *railRun) {
 	info, _ := lookupScenario(r.Scenario)
 	fmt.Fprintf(w, "\npayoutd load test — %s: %s\n", r.Scenario, info.summary)
 	build := ""
 	if r.Revision != "" {
 		build = ", built from " + r.Revision
 	}
-	fmt.Fprintf(w, "server    separate processes: payoutd api for the creates, then payoutd worker alone%s\n", build)
+	drainBy := "payoutd worker alone"
+	if rr.info.calledBack() {
+		drainBy = "payoutd worker, with an api receiving the rail's callbacks"
+	}
+	fmt.Fprintf(w, "server    separate processes: payoutd api for the creates, then %s%s\n", drainBy, build)
 	fmt.Fprintf(w, "          (APP_ENV=%s, LOG_LEVEL=warn, %s)\n", o.env, strings.Join(r.ServerEnv, " "))
 	fmt.Fprintf(w, "          PostgreSQL %s, Redis %s (flushed at the start), %d clients\n", redact(o.databaseURL), redact(o.redisURL), r.Clients)
+	fmt.Fprintf(w, "rail      %s\n", rr.describe(o))
 	fmt.Fprintf(w, "creates   %s IDR %s to %s %s, a fresh Idempotency-Key each; warm-up %s, measured %s\n",
 		r.Amount, createTransferType, createBankCode, createAccountNo, o.warmup, o.duration)
 	if r.Payments != nil {
@@ -329,7 +367,7 @@ func (t suiteTable) drainRow(d *drainResult, hot *ceiling, ratio *float64) {
 	if hot != nil {
 		ceilText = "hot " + tpsText(hot)
 	}
-	t.row("drain (payoutd worker)", fmt.Sprintf("%.0f payouts/s", d.PayoutsPerS), "", "", "", ceilText, ratioText(ratio),
+	t.row("drain (payoutd worker)", fmt.Sprintf("%.0f payouts/s", d.PayoutsPerS), msText(d.P50MS)+"†", msText(d.P90MS)+"†", msText(d.P99MS)+"†", ceilText, ratioText(ratio),
 		fmt.Sprintf("≥%d/s%s", goalPayouts, t.aim), outcome(d.PayoutsPerS >= goalPayouts, ratio))
 }
 
@@ -341,8 +379,9 @@ func printSuiteNotes(w io.Writer, r *suiteResult) {
 		if !d.Complete {
 			how = "the window closed first"
 		}
-		fmt.Fprintf(w, "  drain: %d of %d queued payouts reached SUCCESS (%s), %d failed; %.2fs from the first to the last SUCCESS\n",
-			d.Drained, d.Queued, how, d.Failed, d.SpanS)
+		fmt.Fprintf(w, "  drain: %d of %d queued payouts reached SUCCESS (%s), %d failed, %d accepted by the vendor and not yet final;\n"+
+			"         %.2fs from the first to the last SUCCESS\n", d.Drained, d.Queued, how, d.Failed, d.Requested, d.SpanS)
+		fmt.Fprintf(w, "  † latency of a payout that reached SUCCESS, from the worker's first call to the vendor (max %.1f ms)\n", d.MaxMS)
 	}
 	if r.Ceilings != nil && r.Ceilings.Unavailable == "" {
 		fmt.Fprintf(w, "  * pgbench's average latency, not a percentile\n")
@@ -447,6 +486,9 @@ func cpuPerOp(u *cpuUsage, rate float64, server, op string) string {
 	fmt.Fprintf(&b, "per %s:", op)
 	if u.Server != nil {
 		fmt.Fprintf(&b, " %s %.3f ms,", server, ms(*u.Server))
+	}
+	if u.Rail != nil {
+		fmt.Fprintf(&b, " rail %.3f ms,", ms(*u.Rail))
 	}
 	fmt.Fprintf(&b, " PostgreSQL %.3f ms, Redis %.3f ms", ms(u.Postgres), ms(u.Redis))
 	return b.String()
