@@ -74,7 +74,7 @@ func (l *loader) snap(c *Config) {
 			continue
 		}
 		seen[slug] = true
-		if err := checkSnapSlug(slug); err != nil {
+		if err := CheckSnapBank(slug); err != nil {
 			l.fail(fmt.Errorf("SNAP_BANKS=%q: %w", list, err))
 			continue
 		}
@@ -84,9 +84,9 @@ func (l *loader) snap(c *Config) {
 	}
 }
 
-// checkSnapSlug: a bank of vendors/banks.tsv that has a BI code (SNAP's
-// beneficiaryBankCode); e-wallets and unknown names are refused.
-func checkSnapSlug(slug string) error {
+// CheckSnapBank accepts a bank of vendors/banks.tsv that has a BI code
+// (SNAP's beneficiaryBankCode); e-wallets and unknown names are refused.
+func CheckSnapBank(slug string) error {
 	if snap.BICode(slug) != "" {
 		return nil
 	}
