@@ -208,6 +208,17 @@ func (e *payoutEnv) snapNotifications(t *testing.T, stuckID string) {
 	if forged.status != http.StatusUnauthorized {
 		t.Errorf("forged notification: %d %s, want 401", forged.status, forged.body)
 	}
+	// Signed by the bank's key, but ten minutes old: a replay.
+	old := snap.Timestamp(e.clock.Now().Add(-10 * time.Minute))
+	staleSig, err := snap.SignNotify(e.snap.bankKey, http.MethodPost, "/vendor-callbacks/snap:bca", claim, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := e.do(request{method: http.MethodPost, path: "/vendor-callbacks/snap:bca", body: claim,
+		headers: map[string]string{"X-SIGNATURE": staleSig, "X-TIMESTAMP": old, "Content-Type": "application/json"}})
+	if stale.status != http.StatusUnauthorized {
+		t.Errorf("stale notification: %d %s, want 401", stale.status, stale.body)
+	}
 	// Signed by the bank's key, but the bank's status inquiry says 03.
 	if err := e.snap.bank.Notify(context.Background(), claim); err != nil {
 		t.Errorf("genuine notification the status does not confirm: %v", err)
