@@ -21,8 +21,8 @@ import (
 	"github.com/payoutd/payoutd/vendors"
 )
 
-// Options configure a Vendor. Everything but HTTPClient, Now, Store and
-// BankPublicKey is required.
+// Options configure a Vendor. Everything but HTTPClient, Now, Store,
+// BankPublicKey, CallbackPath, NotifyWindow and Timeout is required.
 type Options struct {
 	Bank         string // our bank, lowercase slug ("bca"): Name is "snap:<Bank>"
 	BaseURL      string // e.g. https://sandbox.bank.example (paths are appended)
