@@ -1,6 +1,12 @@
 package admin_test
 
 import (
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -84,4 +90,46 @@ func TestWalletAdjust(t *testing.T) {
 	if out := h.ok("wallet", "adjust", "--wallet", wallet, "--amount", "0.25", "--memo", "rounding"); out["balance"] != "97500.0000" {
 		t.Fatalf("balance after refused adjustments %v", out)
 	}
+}
+
+// A wallet on a SNAP bank: refused as an unknown vendor until that bank is
+// configured (SNAP_BANKS and its SNAP_<B>_* variables), then created; a
+// bank that is not configured stays unknown.
+func TestWalletCreateSnap(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	client := h.ok("client", "create", "--name", "Toko")["client_id"].(string)
+	h.fails(1, `--vendor: unknown vendor "snap:bca"`, "wallet", "create", "--client", client, "--name", "X", "--vendor", "snap:bca")
+
+	private, public := snapKeyFiles(t)
+	for k, v := range map[string]string{"SNAP_BCA_BASE_URL": "https://snap.bank.example", "SNAP_BCA_PARTNER_ID": "P",
+		"SNAP_BCA_CLIENT_KEY": "K", "SNAP_BCA_CLIENT_SECRET": "S", "SNAP_BCA_CHANNEL_ID": "95221", "SNAP_BCA_SOURCE_ACCOUNT": "8880001111",
+		"SNAP_BCA_PRIVATE_KEY_FILE": private, "SNAP_BCA_BANK_PUBLIC_KEY_FILE": public} {
+		h.env[k] = v
+	}
+	h.setEnv("SNAP_BANKS", "bca")
+	out := h.ok("wallet", "create", "--client", client, "--name", "BCA", "--vendor", "snap:bca")
+	if out["vendor"] != "snap:bca" || out["name"] != "BCA" {
+		t.Fatalf("wallet create printed %v", out)
+	}
+	h.fails(1, `--vendor: unknown vendor "snap:bri"`, "wallet", "create", "--client", client, "--name", "X", "--vendor", "snap:bri")
+}
+
+// snapKeyFiles writes a throwaway RSA key pair as PEM files.
+func snapKeyFiles(t *testing.T) (private, public string) {
+	t.Helper()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, _ := x509.MarshalPKCS8PrivateKey(key)
+	pub, _ := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	dir := t.TempDir()
+	private, public = filepath.Join(dir, "private.pem"), filepath.Join(dir, "bank_public.pem")
+	for p, blk := range map[string]*pem.Block{private: {Type: "PRIVATE KEY", Bytes: der}, public: {Type: "PUBLIC KEY", Bytes: pub}} {
+		if err := os.WriteFile(p, pem.EncodeToMemory(blk), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return private, public
 }

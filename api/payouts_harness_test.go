@@ -69,6 +69,11 @@ type payoutEnv struct {
 	// /vendor-callbacks/xendit; xwallet is a funded wallet on xendit.
 	xsim    *xenditsim.Server
 	xwallet uuid.UUID
+	// snap is the SNAP BI bank "bca" simulated on a real socket (snap
+	// option), sending its signed notifications to the API's
+	// /vendor-callbacks/snap:bca; swallet is a funded wallet on snap:bca.
+	snap    *snapSim
+	swallet uuid.UUID
 }
 
 // xenditKey and xenditToken are the simulator's secret key and callback
@@ -99,6 +104,10 @@ type payoutSetup struct {
 	// xendit adds a xendit vendor over HTTP (xenditsim, final after
 	// completeAfter) whose webhooks reach the API on a real socket.
 	xendit bool
+	// snap adds the vendor snap:bca over HTTP (snapsim, final after
+	// completeAfter), its transfers kept in the test database, its
+	// notifications reaching the API on a real socket.
+	snap bool
 	// configure adjusts the API's configuration further (rate limits).
 	configure func(*config.Config)
 }
@@ -209,10 +218,15 @@ func setupPayouts(t *testing.T, o payoutSetup) *payoutEnv {
 			t.Fatal(err)
 		}
 	}
+	db := testenv.DB(t)
+	var snapBank *snapSim
+	if o.snap {
+		snapBank = newSnapSim(t, db, clock, o.completeAfter, &apiHandler)
+		registry[snapBank.vendor.Name()] = snapBank.vendor
+	}
 	inquiryGate, statusDown, inquiries := &gate{}, &atomic.Bool{}, &atomic.Int64{}
 	registry = switchable(registry, inquiryGate, statusDown, inquiries)
 	rdb, _ := testenv.Redis(t)
-	db := testenv.DB(t)
 	walletReads := &gate{}
 	if o.holds {
 		// A wallet is read through the ORM (table known) or by hand (SQL
@@ -275,7 +289,7 @@ func setupPayouts(t *testing.T, o payoutSetup) *payoutEnv {
 		}})
 	e := &payoutEnv{bundle: b, svc: svc, store: store, vendor: counting, inline: inline, clock: clock,
 		inquiryGate: inquiryGate, statusDown: statusDown, inquiries: inquiries, walletReads: walletReads, sim: sim, xsim: xsim,
-		queueOpt: queueOpt, queuePrefix: queuePrefix}
+		queueOpt: queueOpt, queuePrefix: queuePrefix, snap: snapBank}
 	apiHandler.Store(b.server.Handler())
 	e.m = b.newMerchant()
 	e.wallet = b.newWallet(e.m.id, "Main", sandbox.SimBank, false)
@@ -283,11 +297,17 @@ func setupPayouts(t *testing.T, o payoutSetup) *payoutEnv {
 	if o.xendit {
 		e.xwallet = b.newWallet(e.m.id, "Xendit", xendit.Name, false)
 	}
+	if o.snap {
+		e.swallet = b.newWallet(e.m.id, "BCA", snapBank.vendor.Name(), false)
+	}
 	if o.funds != "none" {
 		b.fund(e.wallet, o.funds)
 		b.fund(e.ewallet, o.funds)
 		if o.xendit {
 			b.fund(e.xwallet, o.funds)
+		}
+		if o.snap {
+			b.fund(e.swallet, o.funds)
 		}
 	}
 	if o.withdrawals != "" {

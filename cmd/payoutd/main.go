@@ -45,7 +45,8 @@ commands:
   admin ...    operator commands; "payoutd admin help" lists them
   healthcheck  exit 0 when the local API answers /readyz (for containers)
   vendorsim    run the sandbox payout vendors over HTTP (for the HTTP adapter and its callbacks);
-               --provider xendit runs a Xendit Payouts v2 simulator instead
+               --provider xendit runs a Xendit Payouts v2 simulator instead,
+               --provider snap --bank B a SNAP BI bank
 
 Configuration is read from the environment; see README.md.
 `

@@ -30,13 +30,14 @@ import (
 // the key callbacks are signed with), VENDORSIM_CALLBACK_URL (optional) and
 // SANDBOX_COMPLETE_AFTER (default 2s). Flags: --addr overrides
 // VENDORSIM_ADDR; --provider xendit serves a Xendit simulator instead
-// (runXenditSim).
+// (runXenditSim), --provider snap --bank B a SNAP BI bank (runSnapSim).
 func runVendorSim(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	fs := flag.NewFlagSet("payoutd vendorsim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	provider := fs.String("provider", "sandbox", "sandbox (simbank, simwallet) or xendit (Xendit Payouts v2)")
+	provider := fs.String("provider", "sandbox", "sandbox (simbank, simwallet), xendit (Xendit Payouts v2) or snap (a SNAP BI bank, with --bank)")
+	bank := fs.String("bank", "", "snap: the bank's slug (bca, bri, ...), whose SNAP_<BANK>_* variables are read")
 	addr := fs.String("addr", "", "listen address (default VENDORSIM_ADDR, else :8090)")
-	callbackURL := fs.String("callback-url", "", "xendit: where webhooks go (default XENDIT_CALLBACK_URL, else VENDORSIM_CALLBACK_URL/xendit)")
+	callbackURL := fs.String("callback-url", "", "xendit: where webhooks go (default XENDIT_CALLBACK_URL, else VENDORSIM_CALLBACK_URL/xendit); snap: where notifications go (default VENDORSIM_CALLBACK_URL/snap:<bank>)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -52,12 +53,17 @@ func runVendorSim(ctx context.Context, args []string, stdout, stderr io.Writer, 
 			return outer(k)
 		}
 	}
+	if *bank != "" && *provider != "snap" {
+		return errors.New("--bank is only for --provider snap")
+	}
 	switch *provider {
 	case "sandbox":
 	case "xendit":
 		return runXenditSim(ctx, *callbackURL, stdout, stderr, getenv)
+	case "snap":
+		return runSnapSim(ctx, *bank, *callbackURL, stdout, stderr, getenv)
 	default:
-		return fmt.Errorf("--provider %q: want sandbox or xendit", *provider)
+		return fmt.Errorf("--provider %q: want sandbox, xendit or snap", *provider)
 	}
 	settings, err := readVendorSimSettings(getenv)
 	if err != nil {

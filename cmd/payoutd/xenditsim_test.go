@@ -23,7 +23,7 @@ func TestVendorSimXenditRefusesBadConfiguration(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		{[]string{"--provider", "paypal"}, nil, `--provider "paypal": want sandbox or xendit`},
+		{[]string{"--provider", "paypal"}, nil, `--provider "paypal": want sandbox, xendit or snap`},
 		{[]string{"--provider", "xendit"}, nil, "XENDIT_SECRET_KEY is required with --provider xendit"},
 		{[]string{"--provider", "xendit"}, map[string]string{"XENDIT_SECRET_KEY": "k"}, "XENDIT_CALLBACK_TOKEN is required with --provider xendit"},
 		{[]string{"--provider", "xendit"}, map[string]string{"XENDIT_SECRET_KEY": "s", "XENDIT_CALLBACK_TOKEN": "s"}, "must differ"},

@@ -27,6 +27,7 @@ import (
 	"github.com/payoutd/payoutd/vendors"
 	"github.com/payoutd/payoutd/vendors/sandbox"
 	"github.com/payoutd/payoutd/vendors/sandboxacquirer"
+	"github.com/payoutd/payoutd/vendors/snap"
 	"github.com/payoutd/payoutd/vendors/vendorsim"
 	"github.com/payoutd/payoutd/vendors/xendit"
 	"github.com/payoutd/payoutd/webhooks"
@@ -248,7 +249,8 @@ func Acquirer(cfg config.Config) (*sandboxacquirer.Acquirer, error) {
 // VendorRegistry returns the payout vendors: the sandbox vendors over HTTP
 // when VENDORSIM_URL is set, otherwise in this process, their accepted
 // payouts kept in the database so that the api, the workers and the admin
-// CLI share them; and beside them xendit when XENDIT_SECRET_KEY is set.
+// CLI share them; and beside them xendit when XENDIT_SECRET_KEY is set,
+// and snap:<bank> for each bank of SNAP_BANKS.
 func VendorRegistry(cfg config.Config, db *gorm.DB) (vendors.Registry, error) {
 	var reg vendors.Registry
 	if cfg.VendorSimURL != "" {
@@ -267,7 +269,31 @@ func VendorRegistry(cfg config.Config, db *gorm.DB) (vendors.Registry, error) {
 		}
 		reg[x.Name()] = x
 	}
+	for _, b := range cfg.SnapBanks {
+		v, err := SnapVendor(b, db)
+		if err != nil {
+			return nil, err
+		}
+		reg[v.Name()] = v
+	}
 	return reg, nil
+}
+
+// SnapVendor is the SNAP BI vendor of one configured bank. Its transfers'
+// X-EXTERNAL-ID, transactionDate and referenceNo are kept in the database
+// when there is one, so that every process finds them.
+func SnapVendor(b config.SnapBank, db *gorm.DB) (*snap.Vendor, error) {
+	o := snap.Options{Bank: b.Bank, BaseURL: b.BaseURL, PartnerID: b.PartnerID, ClientKey: b.ClientKey,
+		ClientSecret: b.ClientSecret, ChannelID: b.ChannelID, SourceAccountNo: b.SourceAccount,
+		PrivateKey: b.PrivateKey, BankPublicKey: b.BankPublicKey}
+	if db != nil {
+		o.Store = snap.NewDBStore(db, b.Bank)
+	}
+	v, err := snap.New(o)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", b.Vendor(), err)
+	}
+	return v, nil
 }
 
 // SharedRedis is an asynq.RedisConnOpt that hands asynq (its server,

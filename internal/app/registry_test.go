@@ -1,10 +1,14 @@
 package app
 
 import (
+	"crypto/rand"
+	"crypto/rsa"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/payoutd/payoutd/internal/config"
+	"github.com/payoutd/payoutd/vendors"
 	"github.com/payoutd/payoutd/vendors/xendit"
 )
 
@@ -34,6 +38,49 @@ func TestVendorRegistryXendit(t *testing.T) {
 		}
 		if s := v.(interface{ String() string }).String(); strings.Contains(s, "SECRET") || strings.Contains(s, "TOKEN") {
 			t.Errorf("String() = %q shows a secret", s)
+		}
+	}
+}
+
+// snap:<bank> is in the registry, in-process or over VENDORSIM_URL, for
+// each bank of SNAP_BANKS and no other; its String shows no secret.
+func TestVendorRegistrySnap(t *testing.T) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bank := func(slug string) config.SnapBank {
+		return config.SnapBank{Bank: slug, BaseURL: "https://snap.bank.example", PartnerID: "P", ClientKey: "K",
+			ClientSecret: "SNAP-SECRET", ChannelID: "95221", SourceAccount: "8880001111", PrivateKey: key, BankPublicKey: &key.PublicKey}
+	}
+	for _, sim := range []string{"", "http://127.0.0.1:8090"} {
+		cfg := config.Defaults()
+		cfg.VendorSimURL, cfg.VendorSimToken, cfg.VendorSimCallbackSecret = sim, "t", "c"
+		reg, err := VendorRegistry(cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := reg.Get("snap:bca"); err == nil || !strings.Contains(err.Error(), "unknown vendor") {
+			t.Errorf("VENDORSIM_URL=%q, no SNAP_BANKS: snap:bca: %v", sim, err)
+		}
+		cfg.SnapBanks = []config.SnapBank{bank("bca"), bank("bri")}
+		if reg, err = VendorRegistry(cfg, nil); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"snap:bca", "snap:bri"} {
+			v, err := reg.Get(name)
+			if err != nil {
+				t.Fatalf("VENDORSIM_URL=%q: %v", sim, err)
+			}
+			if _, ok := v.(vendors.CallbackParser); !ok {
+				t.Errorf("%s parses no notification", name)
+			}
+			if s := fmt.Sprint(v); strings.Contains(s, "SNAP-SECRET") || strings.Contains(s, "8880001111") {
+				t.Errorf("String() = %q shows a secret", s)
+			}
+		}
+		if len(reg) != 4 {
+			t.Errorf("VENDORSIM_URL=%q: vendors %v, want the two sandbox ones and two SNAP banks", sim, reg.Names())
 		}
 	}
 }

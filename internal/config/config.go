@@ -104,6 +104,11 @@ type Config struct {
 	XenditCallbackToken string
 	XenditBaseURL       string
 
+	// SnapBanks are the banks reached over SNAP BI (SNAP_BANKS and each
+	// bank's SNAP_<B>_* variables, see snap.go): each adds the vendor
+	// "snap:<bank>".
+	SnapBanks []SnapBank
+
 	// QuoteRateLimit is how many quotes a client may ask per minute
 	// (QUOTE_RATE_LIMIT; 0: unlimited). Each quote is a real-time account
 	// inquiry, so an unlimited quote enumerates accounts at full speed.
@@ -169,6 +174,7 @@ func Load(getenv func(string) string, base Config) (Config, error) {
 	l.webhooks(&c)
 	l.vendorSim(&c)
 	l.xendit(&c)
+	l.snap(&c)
 	return c, errors.Join(l.errs...)
 }
 
@@ -453,7 +459,7 @@ func checkXenditBaseURL(raw string) error {
 
 func plainHTTPHost(h string) bool {
 	h = strings.ToLower(h)
-	if h == "localhost" || strings.HasPrefix(h, "vendorsim") || strings.HasPrefix(h, "xenditsim") {
+	if h == "localhost" || strings.HasPrefix(h, "vendorsim") || strings.HasPrefix(h, "xenditsim") || strings.HasPrefix(h, "snapsim") {
 		return true
 	}
 	a, err := netip.ParseAddr(h)

@@ -36,6 +36,23 @@
 //   - [PM-SIG]: PayerMax, "Guide to Indonesian SNAP Protocol Signature
 //     Integration" (the minify rule),
 //     https://docs.payermax.com/en/202606-version/developer/SNAP.html
+//   - [BNC-NOTIFY]: Bank Neo Commerce, "Disbursement Transfer Result
+//     Callback Notification" (SNAP service code 52; X-SIGNATURE
+//     SHA256withRSA over method:endpoint:body hash:timestamp; body
+//     originalReferenceNo, originalPartnerReferenceNo,
+//     latestTransactionStatus, transactionStatusDesc),
+//     https://developers.bankneo.co.id/api-docs/article/disbursement-transfer-result-callback-notification
+//   - [AYO-DISB]: Ayoconnect, "Disbursement API" (the final result comes
+//     by callback or status inquiry, as latestTransactionStatus 00, 03,
+//     04 Refunded, 06, 07),
+//     https://docs.payments.of.ayoconnect.id/docs/it-v2-disbursement
+//   - [FP-SIG]: Faspay, "Signature SNAP" (the asymmetric string to sign),
+//     https://docs.faspay.co.id/merchant-integration/api-reference-1/snap/signature-snap
+//
+// Transfer result notifications (ParseCallback) are verified with the
+// bank's public key over the service's callback path and a five-minute
+// X-TIMESTAMP window, then confirmed with the status inquiry by the
+// caller: no notification alone moves money.
 //
 // Secrets (client secret, private key, access tokens) and full account
 // numbers are never logged or put in errors: errors name the responseCode,

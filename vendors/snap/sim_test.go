@@ -7,6 +7,8 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
@@ -389,5 +391,99 @@ func TestPrintingHidesSecrets(t *testing.T) {
 		if strings.Contains(s, clientSecret) || strings.Contains(s, "simtoken") || strings.Contains(s, sourceAcct) || strings.Contains(s, e.key.D.String()[:12]) {
 			t.Errorf("printed secrets: %s", s)
 		}
+	}
+}
+
+// The simulator's notifications: one per final status (00, then 04 for a
+// return), signed so that the adapter's ParseCallback accepts them, sent
+// again until the receiver answers 2xx, never again once delivered.
+func TestSimulatorNotifications(t *testing.T) {
+	type note struct {
+		hdr  http.Header
+		body []byte
+	}
+	var mu sync.Mutex
+	var notes []note
+	refuse := true
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		defer mu.Unlock()
+		if r.URL.Path != "/vendor-callbacks/snap:bca" {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		if refuse {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		notes = append(notes, note{r.Header.Clone(), b})
+	}))
+	defer recv.Close()
+	key := testKey(t)
+	clock := sandboxtest.NewClock()
+	bank := snapsim.New(snapsim.Options{
+		PartnerPublicKey: &key.PublicKey, ClientKey: clientKey, ClientSecret: clientSecret, PartnerID: partnerID,
+		SourceAccountNo: sourceAcct, Now: clock.Now, CompleteAfter: sandboxtest.CompleteAfter,
+		BankPrivateKey: key, CallbackURL: recv.URL + "/vendor-callbacks/snap:bca",
+	})
+	srv := httptest.NewServer(bank)
+	defer srv.Close()
+	v, err := snap.New(snap.Options{Bank: "bca", BaseURL: srv.URL, PartnerID: partnerID, ClientKey: clientKey, ClientSecret: clientSecret,
+		ChannelID: "95221", PrivateKey: key, BankPublicKey: &key.PublicKey, SourceAccountNo: sourceAcct, Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, acct := range []string{"1234567890", sandbox.AccountFailsLater, sandbox.AccountReturnedLater, sandbox.AccountStaysRequested} {
+		if _, err := v.Submit(ctx, vendors.Payout{Reference: "n-" + acct, BankCode: "bri", AccountNo: acct, TransferType: models.BIFAST, Amount: models.Rupiah(10_000)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := bank.Flush(ctx); n != 0 || err != nil {
+		t.Fatalf("nothing final yet: Flush = %d, %v", n, err)
+	}
+	clock.Advance(sandboxtest.CompleteAfter)
+	if n, err := bank.Flush(ctx); n != 0 || err == nil {
+		t.Fatalf("receiver down: Flush = %d, %v", n, err)
+	}
+	mu.Lock()
+	refuse = false
+	mu.Unlock()
+	if n, err := bank.Flush(ctx); n != 3 || err != nil {
+		t.Fatalf("retried: Flush = %d, %v; want 3 (success, failure, paid-then-returned)", n, err)
+	}
+	if n, _ := bank.Flush(ctx); n != 0 {
+		t.Fatalf("delivered twice: %d", n)
+	}
+	clock.Advance(sandboxtest.CompleteAfter) // 1000000008 turns 04
+	if n, err := bank.Flush(ctx); n != 1 || err != nil {
+		t.Fatalf("return: Flush = %d, %v", n, err)
+	}
+	want := map[string]vendors.PayoutStatus{"n-1234567890": vendors.PayoutSuccess, "n-" + sandbox.AccountFailsLater: vendors.PayoutFailed}
+	got := map[string][]vendors.PayoutStatus{}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, n := range notes {
+		res, err := v.ParseCallback(n.hdr, n.body, clock.Now())
+		if err != nil {
+			t.Fatalf("ParseCallback: %v", err)
+		}
+		got[res.Reference] = append(got[res.Reference], res.Status)
+		if strings.Contains(string(n.body), "responseCode") {
+			t.Errorf("a notification is a request, not an answer: %s", n.body)
+		}
+	}
+	for ref, st := range want {
+		if len(got[ref]) != 1 || got[ref][0] != st {
+			t.Errorf("%s: notified %v, want [%s]", ref, got[ref], st)
+		}
+	}
+	if r := got["n-"+sandbox.AccountReturnedLater]; len(r) != 2 || r[0] != vendors.PayoutSuccess || r[1] != vendors.PayoutReturned {
+		t.Errorf("returned: notified %v, want SUCCESS then RETURNED", r)
+	}
+	// Another clock far ahead: the same notification is stale.
+	if _, err := v.ParseCallback(notes[0].hdr, notes[0].body, clock.Now().Add(time.Hour)); !errors.Is(err, vendors.ErrInvalidCallback) {
+		t.Errorf("stale notification: %v", err)
 	}
 }

@@ -21,8 +21,8 @@ import (
 	"github.com/payoutd/payoutd/vendors"
 )
 
-// Options configure a Vendor. Everything but HTTPClient, Now, Store and
-// BankPublicKey is required.
+// Options configure a Vendor. Everything but HTTPClient, Now, Store,
+// BankPublicKey, CallbackPath, NotifyWindow and Timeout is required.
 type Options struct {
 	Bank         string // our bank, lowercase slug ("bca"): Name is "snap:<Bank>"
 	BaseURL      string // e.g. https://sandbox.bank.example (paths are appended)
@@ -33,10 +33,18 @@ type Options struct {
 	// PrivateKey is the platform's key; the bank holds its public key and
 	// checks the access token request with it.
 	PrivateKey *rsa.PrivateKey
-	// BankPublicKey verifies what the bank signs (its notifications,
-	// [PM-SIG] "Asynchronous Notification" SHA256withRSA). Not used by the
-	// calls of this step; kept for the notification receiver.
-	BankPublicKey   *rsa.PublicKey
+	// BankPublicKey verifies what the bank signs: its transfer result
+	// notifications (ParseCallback; [PM-SIG] "Asynchronous Notification"
+	// SHA256withRSA, [BNC-NOTIFY]). Without it every notification is
+	// refused and only the status inquiry moves payouts.
+	BankPublicKey *rsa.PublicKey
+	// CallbackPath is the relative URL the bank's notifications are sent
+	// to and signed over (default CallbackPathPrefix + "snap:<bank>", the
+	// service's route).
+	CallbackPath string
+	// NotifyWindow is how far a notification's X-TIMESTAMP may be from
+	// now (default DefaultNotifyWindow).
+	NotifyWindow    time.Duration
 	SourceAccountNo string // the platform's account the transfers debit
 	HTTPClient      *http.Client
 	Now             func() time.Time
@@ -57,7 +65,10 @@ type Vendor struct {
 	flight  singleflight.Group
 }
 
-var _ vendors.Vendor = (*Vendor)(nil)
+var (
+	_ vendors.Vendor         = (*Vendor)(nil)
+	_ vendors.CallbackParser = (*Vendor)(nil)
+)
 
 // New returns the vendor of o.
 func New(o Options) (*Vendor, error) {
@@ -80,6 +91,12 @@ func New(o Options) (*Vendor, error) {
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = 15 * time.Second
+	}
+	if o.CallbackPath == "" {
+		o.CallbackPath = CallbackPathPrefix + "snap:" + o.Bank
+	}
+	if o.NotifyWindow <= 0 {
+		o.NotifyWindow = DefaultNotifyWindow
 	}
 	var banks []vendors.Bank
 	for _, b := range vendors.Directory() {
@@ -183,6 +200,9 @@ func (v *Vendor) Submit(ctx context.Context, p vendors.Payout) (vendors.PayoutRe
 	if err := v.o.Store.Put(ctx, t); err != nil {
 		return vendors.PayoutResult{}, fmt.Errorf("%w: %w", vendors.ErrUnavailable, err)
 	}
+	if stored, ok, err := v.o.Store.Get(ctx, p.Reference); err == nil && ok {
+		t = stored // a twin in another process stored first: send what it sent
+	}
 	body := TransferRequest{
 		PartnerReferenceNo:     p.Reference,
 		Amount:                 amount,
@@ -244,21 +264,10 @@ func (v *Vendor) Status(ctx context.Context, reference string) (vendors.PayoutRe
 	if resp.LatestTransactionStatus == "07" {
 		return vendors.PayoutResult{}, fmt.Errorf("%w: latestTransactionStatus 07", vendors.ErrUnknownPayout)
 	}
-	status, known := transactionStatuses[resp.LatestTransactionStatus]
-	if !known {
+	if _, known := transactionStatuses[resp.LatestTransactionStatus]; !known {
 		return vendors.PayoutResult{}, fmt.Errorf("%w: latestTransactionStatus %q", vendors.ErrUnavailable, resp.LatestTransactionStatus)
 	}
-	res := vendors.PayoutResult{Reference: reference, Status: status}
-	switch status {
-	case vendors.PayoutFailed, vendors.PayoutReturned:
-		// The bank's own description when it gives one that says more
-		// than the status's name.
-		res.FailureReason = strings.TrimSpace(resp.TransactionStatusDesc)
-		if res.FailureReason == "" || strings.EqualFold(res.FailureReason, TransactionStatusDesc[resp.LatestTransactionStatus]) {
-			res.FailureReason = "bank reports " + resp.LatestTransactionStatus + " " + TransactionStatusDesc[resp.LatestTransactionStatus]
-		}
-	}
-	return res, nil
+	return result(reference, resp.LatestTransactionStatus, resp.TransactionStatusDesc), nil
 }
 
 func (v *Vendor) newExternalID() string { return requestExternalID(v.o.Now(), v.random) }

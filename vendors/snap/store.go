@@ -27,7 +27,8 @@ type Store interface {
 // MemoryStore is a Store in memory, safe for concurrent use. It is enough
 // for one process because the external id is derived from the reference
 // (TransferExternalID): a lost store only loses the bank's referenceNo,
-// which the status inquiry does not need.
+// which the status inquiry does not need. Several processes (api, worker,
+// admin) share a DBStore instead.
 type MemoryStore struct {
 	mu sync.Mutex
 	m  map[string]Transfer

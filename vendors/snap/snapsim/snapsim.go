@@ -33,6 +33,9 @@
 //     balance when set (4031814 Insufficient Funds).
 //   - status inquiry: serviceCode 18, a known partnerReferenceNo whose
 //     originalExternalId, when sent, matches (else 4043601).
+//   - notifications (Flush, Run): a transfer turning 00, 06 or 04 is
+//     POSTed to CallbackURL, signed with BankPrivateKey as [BNC-NOTIFY]
+//     signs it, and sent again on the next Flush until answered 2xx.
 //
 // State is in memory and safe for concurrent use; the clock is injectable.
 package snapsim
@@ -44,6 +47,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -73,6 +77,14 @@ type Options struct {
 	// TimestampWindow is how far X-TIMESTAMP may be from the clock
 	// (default 5 minutes; [BI-SNAP] does not fix one, banks do).
 	TimestampWindow time.Duration
+	// BankPrivateKey signs the transfer result notifications; CallbackURL
+	// is where they are POSTed (none without it). See Flush.
+	BankPrivateKey *rsa.PrivateKey
+	CallbackURL    string
+	// HTTPClient sends the notifications (default: 10 s timeout).
+	HTTPClient *http.Client
+	// Logger reports failed deliveries (default: discarded).
+	Logger *slog.Logger
 }
 
 // Bank is one simulated SNAP bank, an http.Handler.
@@ -98,6 +110,7 @@ type transfer struct {
 	submitCalls                  int
 	final                        vendors.PayoutStatus
 	reason                       string
+	notified                     string // the last latestTransactionStatus notified
 }
 
 // New returns a Bank.
@@ -113,6 +126,12 @@ func New(o Options) *Bank {
 	}
 	if o.TimestampWindow <= 0 {
 		o.TimestampWindow = 5 * time.Minute
+	}
+	if o.HTTPClient == nil {
+		o.HTTPClient = &http.Client{Timeout: 10 * time.Second}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Bank{o: o, tokens: map[string]time.Time{}, externalIDs: map[string]map[string]bool{}, transfers: map[string]*transfer{}}
 }
@@ -578,6 +597,21 @@ func (b *Bank) stateLocked(t *transfer) (string, string) {
 	return "00", ""
 }
 
+// observeLocked is stateLocked for an answer or a notification: the
+// outcome it reports is kept, so that Complete cannot contradict it.
+func (b *Bank) observeLocked(t *transfer) (string, string) {
+	st, reason := b.stateLocked(t)
+	switch {
+	case st == "00" && t.account == sandbox.AccountReturnedLater:
+		// A paid 1000000008 still turns 04 later: left to the clock.
+	case st == "00":
+		t.final = vendors.PayoutSuccess
+	case st == "06":
+		t.final, t.reason = vendors.PayoutFailed, reason
+	}
+	return st, reason
+}
+
 func (b *Bank) status(w http.ResponseWriter, _ *http.Request, body []byte, _ string) {
 	sc := snap.ServiceStatus
 	var req snap.StatusRequest
@@ -600,19 +634,7 @@ func (b *Bank) status(w http.ResponseWriter, _ *http.Request, body []byte, _ str
 		b.answer(w, snap.NewCode(404, sc, "01"), "Transaction Not Found", nil)
 		return
 	}
-	st, reason := b.stateLocked(t)
-	if st == "00" || st == "06" {
-		// Observed outcomes are kept, so that Complete cannot contradict them.
-		if st == "00" {
-			t.final = vendors.PayoutSuccess
-		} else {
-			t.final, t.reason = vendors.PayoutFailed, reason
-		}
-		// A paid 1000000008 still turns 04 later: final SUCCESS is rechecked.
-		if t.account == sandbox.AccountReturnedLater && st == "00" {
-			t.final = ""
-		}
-	}
+	st, reason := b.observeLocked(t)
 	amount, _ := snap.FormatAmount(t.amount)
 	resp := map[string]any{
 		"originalReferenceNo": t.referenceNo, "originalPartnerReferenceNo": t.ref,

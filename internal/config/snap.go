@@ -1,0 +1,247 @@
+package config
+
+import (
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/payoutd/payoutd/vendors"
+	"github.com/payoutd/payoutd/vendors/snap"
+)
+
+// SnapBank is one bank reached over SNAP BI (SNAP_BANKS and its
+// SNAP_<B>_* variables): the vendor "snap:<Bank>". Its String shows no
+// secret, so printing a Config never leaks one.
+type SnapBank struct {
+	Bank          string // slug of vendors/banks.tsv with a BI code ("bca")
+	BaseURL       string // SNAP_<B>_BASE_URL
+	PartnerID     string // SNAP_<B>_PARTNER_ID: X-PARTNER-ID
+	ClientKey     string // SNAP_<B>_CLIENT_KEY: X-CLIENT-KEY
+	ClientSecret  string // SNAP_<B>_CLIENT_SECRET: the HMAC-SHA512 key
+	ChannelID     string // SNAP_<B>_CHANNEL_ID: CHANNEL-ID
+	SourceAccount string // SNAP_<B>_SOURCE_ACCOUNT: the account transfers debit
+	// PrivateKey signs the B2B token request (SNAP_<B>_PRIVATE_KEY_FILE or
+	// SNAP_<B>_PRIVATE_KEY); its public half is registered with the bank.
+	PrivateKey *rsa.PrivateKey
+	// BankPublicKey verifies the bank's transfer notifications
+	// (SNAP_<B>_BANK_PUBLIC_KEY_FILE or SNAP_<B>_BANK_PUBLIC_KEY).
+	BankPublicKey *rsa.PublicKey
+}
+
+// Vendor is the vendor name of the bank: "snap:<bank>".
+func (b SnapBank) Vendor() string { return "snap:" + b.Bank }
+
+// String shows the bank, its URL and ids, never the client secret or the
+// keys, and the last four digits of the source account.
+func (b SnapBank) String() string {
+	return fmt.Sprintf("SnapBank{Bank:%s BaseURL:%s PartnerID:%s ClientKey:%s ChannelID:%s SourceAccount:%s ClientSecret:[redacted] PrivateKey:[redacted]}",
+		b.Bank, b.BaseURL, b.PartnerID, b.ClientKey, b.ChannelID, lastFour(b.SourceAccount))
+}
+
+// GoString is String, for %#v.
+func (b SnapBank) GoString() string { return b.String() }
+
+func lastFour(s string) string {
+	if len(s) <= 4 {
+		return "****"
+	}
+	return strings.Repeat("*", len(s)-4) + s[len(s)-4:]
+}
+
+// SnapEnvPrefix is the prefix of a bank's variables: SNAP_BCA_ for "bca".
+func SnapEnvPrefix(bank string) string { return "SNAP_" + strings.ToUpper(bank) + "_" }
+
+// snap reads SNAP_BANKS and, for each bank it names, that bank's
+// variables; every problem is reported with the variable's name.
+func (l *loader) snap(c *Config) {
+	list := l.get("SNAP_BANKS")
+	if list == "" {
+		return
+	}
+	seen := map[string]bool{}
+	for _, part := range strings.Split(list, ",") {
+		slug := strings.ToLower(strings.TrimSpace(part))
+		if slug == "" {
+			continue
+		}
+		if seen[slug] {
+			l.fail(fmt.Errorf("SNAP_BANKS=%q: %s is listed twice", list, slug))
+			continue
+		}
+		seen[slug] = true
+		if err := CheckSnapBank(slug); err != nil {
+			l.fail(fmt.Errorf("SNAP_BANKS=%q: %w", list, err))
+			continue
+		}
+		if b, ok := l.snapBank(slug); ok {
+			c.SnapBanks = append(c.SnapBanks, b)
+		}
+	}
+}
+
+// CheckSnapBank accepts a bank of vendors/banks.tsv that has a BI code
+// (SNAP's beneficiaryBankCode); e-wallets and unknown names are refused.
+func CheckSnapBank(slug string) error {
+	if snap.BICode(slug) != "" {
+		return nil
+	}
+	for _, b := range vendors.Directory() {
+		if b.Code == slug {
+			return fmt.Errorf("%s has no BI bank code in vendors/banks.tsv: SNAP interbank transfer cannot reach it", slug)
+		}
+	}
+	return fmt.Errorf("unknown bank %q: want slugs of vendors/banks.tsv with a BI code, such as bca,bri", slug)
+}
+
+// snapBank reads one bank's variables; ok is false when any is wrong.
+func (l *loader) snapBank(slug string) (SnapBank, bool) {
+	p := SnapEnvPrefix(slug)
+	b := SnapBank{Bank: slug}
+	before := len(l.errs)
+	required := []struct {
+		name string
+		dst  *string
+		what string
+	}{
+		{"BASE_URL", &b.BaseURL, "the bank's SNAP base URL (https)"},
+		{"PARTNER_ID", &b.PartnerID, "X-PARTNER-ID, from the bank"},
+		{"CLIENT_KEY", &b.ClientKey, "X-CLIENT-KEY, from the bank"},
+		{"CLIENT_SECRET", &b.ClientSecret, "the client secret of service signatures, from the bank"},
+		{"CHANNEL_ID", &b.ChannelID, "CHANNEL-ID, from the bank"},
+		{"SOURCE_ACCOUNT", &b.SourceAccount, "the platform's account at the bank that transfers debit"},
+	}
+	for _, r := range required {
+		if *r.dst = l.get(p + r.name); *r.dst == "" {
+			l.fail(fmt.Errorf("%s%s is required with SNAP_BANKS=...%s...: %s", p, r.name, slug, r.what))
+		}
+	}
+	if b.BaseURL != "" {
+		if err := checkSnapBaseURL(p+"BASE_URL", b.BaseURL); err != nil {
+			l.fail(err)
+		}
+	}
+	if b.ClientSecret != "" && b.ClientSecret == b.ClientKey {
+		l.fail(fmt.Errorf("%sCLIENT_SECRET and %sCLIENT_KEY must differ: the key travels in every request header, the secret must not", p, p))
+	}
+	if raw, name, ok := l.pem(p+"PRIVATE_KEY", "the platform's RSA private key (PEM) that signs the access token request"); ok {
+		if key, err := ParseRSAPrivateKey(raw); err != nil {
+			l.fail(fmt.Errorf("%s: %w", name, err))
+		} else {
+			b.PrivateKey = key
+		}
+	}
+	if raw, name, ok := l.pem(p+"BANK_PUBLIC_KEY", "the bank's RSA public key (PEM) that verifies its transfer notifications"); ok {
+		if key, err := ParseRSAPublicKey(raw); err != nil {
+			l.fail(fmt.Errorf("%s: %w", name, err))
+		} else {
+			b.BankPublicKey = key
+		}
+	}
+	return b, len(l.errs) == before
+}
+
+// pem reads a PEM from NAME_FILE (a path) or NAME (inline, with real
+// newlines or "\n"); exactly one of them. It returns the PEM and the name
+// of the variable it came from. Nothing read is ever put in an error.
+func (l *loader) pem(name, what string) ([]byte, string, bool) {
+	file, inline := l.get(name+"_FILE"), l.get(name)
+	switch {
+	case file != "" && inline != "":
+		l.fail(fmt.Errorf("%s_FILE and %s are both set: set one (%s)", name, name, what))
+		return nil, "", false
+	case file != "":
+		b, err := os.ReadFile(file)
+		if err != nil {
+			l.fail(fmt.Errorf("%s_FILE=%q: cannot read it: %w", name, file, errors.Unwrap(err)))
+			return nil, "", false
+		}
+		return b, name + "_FILE=" + fmt.Sprintf("%q", file), true
+	case inline != "":
+		if !strings.Contains(inline, "\n") {
+			inline = strings.ReplaceAll(inline, `\n`, "\n")
+		}
+		return []byte(inline), name, true
+	}
+	l.fail(fmt.Errorf("%s_FILE (or %s) is required: %s", name, name, what))
+	return nil, "", false
+}
+
+// ParseRSAPrivateKey reads an RSA private key PEM, PKCS #8 ("PRIVATE
+// KEY") or PKCS #1 ("RSA PRIVATE KEY"), of at least 2048 bits.
+func ParseRSAPrivateKey(b []byte) (*rsa.PrivateKey, error) {
+	blk, _ := pem.Decode(b)
+	if blk == nil {
+		return nil, errors.New("not a PEM private key (want -----BEGIN PRIVATE KEY----- or -----BEGIN RSA PRIVATE KEY-----)")
+	}
+	var key any
+	var err error
+	switch blk.Type {
+	case "PRIVATE KEY":
+		key, err = x509.ParsePKCS8PrivateKey(blk.Bytes)
+	case "RSA PRIVATE KEY":
+		key, err = x509.ParsePKCS1PrivateKey(blk.Bytes)
+	default:
+		return nil, fmt.Errorf("PEM block %q is not a private key (want PRIVATE KEY or RSA PRIVATE KEY)", blk.Type)
+	}
+	if err != nil {
+		return nil, errors.New("the private key PEM does not parse (PKCS #8 or PKCS #1 wanted)")
+	}
+	rk, ok := key.(*rsa.PrivateKey)
+	if !ok {
+		return nil, fmt.Errorf("the private key is %T, not RSA: SNAP signs with SHA256withRSA", key)
+	}
+	return rk, checkRSASize(rk.N.BitLen())
+}
+
+// ParseRSAPublicKey reads an RSA public key PEM: PKIX ("PUBLIC KEY") or
+// PKCS #1 ("RSA PUBLIC KEY").
+func ParseRSAPublicKey(b []byte) (*rsa.PublicKey, error) {
+	blk, _ := pem.Decode(b)
+	if blk == nil {
+		return nil, errors.New("not a PEM public key (want -----BEGIN PUBLIC KEY-----)")
+	}
+	var key any
+	var err error
+	switch blk.Type {
+	case "PUBLIC KEY":
+		key, err = x509.ParsePKIXPublicKey(blk.Bytes)
+	case "RSA PUBLIC KEY":
+		key, err = x509.ParsePKCS1PublicKey(blk.Bytes)
+	default:
+		return nil, fmt.Errorf("PEM block %q is not a public key (want PUBLIC KEY)", blk.Type)
+	}
+	if err != nil {
+		return nil, errors.New("the public key PEM does not parse")
+	}
+	rk, ok := key.(*rsa.PublicKey)
+	if !ok {
+		return nil, fmt.Errorf("the public key is %T, not RSA: SNAP signs with SHA256withRSA", key)
+	}
+	return rk, checkRSASize(rk.N.BitLen())
+}
+
+// checkRSASize refuses keys under 2048 bits, which no bank accepts today.
+func checkRSASize(bits int) error {
+	if bits < 2048 {
+		return fmt.Errorf("the RSA key has %d bits: at least 2048", bits)
+	}
+	return nil
+}
+
+// checkSnapBaseURL is checkXenditBaseURL's rule for a SNAP bank: https, or
+// http to loopback or a simulator host (snapsim*, vendorsim*).
+func checkSnapBaseURL(name, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") || u.User != nil {
+		return fmt.Errorf("%s=%q: want an absolute https URL such as https://api.bank.example", name, raw)
+	}
+	if u.Scheme == "http" && !plainHTTPHost(u.Hostname()) {
+		return fmt.Errorf("%s=%q: http is only for a local simulator (127.0.0.1, localhost, or a snapsim*/vendorsim* host); the bank's tokens and signatures must travel over https", name, raw)
+	}
+	return nil
+}
