@@ -35,7 +35,6 @@ import (
 	"github.com/payoutd/payoutd/payouts"
 	"github.com/payoutd/payoutd/signature"
 	"github.com/payoutd/payoutd/tasks"
-	"github.com/payoutd/payoutd/vendors"
 	"github.com/payoutd/payoutd/vendors/sandbox"
 	"github.com/payoutd/payoutd/worker"
 )
@@ -43,15 +42,15 @@ import (
 // The simulator's two secrets: the bearer token and the callback key.
 const simSecret, simCallbackSecret = "fault-test-vendorsim-token", "fault-test-vendorsim-callback-secret"
 
-// stack is the service spread over real sockets: the vendor simulator and
-// the API on loopback listeners, the database and Redis of the test.
+// stack is the service spread over real sockets: the simulator of a rail
+// (a vendor: the sandbox's, Xendit's) and the API on loopback listeners,
+// the database and Redis of the test.
 type stack struct {
 	t        *testing.T
 	db       *gorm.DB
 	dbURL    string
-	redisURL string // a Redis database of this test's own
-	rail     rail
-	sim      railSim
+	redisURL string  // a Redis database of this test's own
+	sim      railSim // the rail's simulator, served at simURL
 	simURL   string
 	simEnv   []string     // the worker's variables that reach the simulator
 	timedOut atomic.Int64 // submit answers held past the client's timeout
@@ -104,45 +103,17 @@ func newStack(t *testing.T, o stackOptions) *stack {
 	if o.callbacks {
 		callbackURL = s.apiURL + "/vendor-callbacks"
 	}
-	// The rail's simulator, behind a delay that keeps submits in flight.
 	if o.rail.start == nil {
 		o.rail = sandboxRail
 	}
-	s.rail = o.rail
-	s.sim = o.rail.start(t, railOptions{completeAfter: o.completeWait, callbackBase: callbackURL, store: o.store})
-	var submitting sync.Mutex
-	simHTTP := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if o.rail.isSubmit(r) {
-			if o.oneSubmitAtATime {
-				// The body read first: only then does the server notice
-				// a caller that hangs up (the request's context ends).
-				body, _ := io.ReadAll(r.Body)
-				r.Body = io.NopCloser(bytes.NewReader(body))
-				submitting.Lock()
-				defer submitting.Unlock()
-				if r.Context().Err() != nil {
-					return // the caller left before its turn: never reached the vendor
-				}
-			}
-			time.Sleep(o.submitDelay)
-			if s.answerTimesOut(r, o.timedOutAccount) {
-				return
-			}
-		}
-		s.sim.handler.ServeHTTP(w, r)
-	}))
-	t.Cleanup(simHTTP.Close)
-	s.simURL = simHTTP.URL
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go s.sim.run(ctx)
+	s.serveSim(o, callbackURL)
 
 	key := make([]byte, 32)
 	rand.Read(key)
 	s.sealer, _ = credentials.NewSealer(key)
 	s.secretsKey = hex.EncodeToString(key)
-	var registry vendors.Registry
-	registry, s.simEnv = s.sim.connect(t, s.simURL)
+	registry, simEnv := s.sim.connect(t, s.simURL)
+	s.simEnv = simEnv
 	var err error
 	deps := admin.Deps{DB: db, Sealer: s.sealer, Env: models.Staging, Vendors: registry}
 	if s.merchant, err = admin.CreateClient(context.Background(), deps, admin.ClientOptions{Name: "Toko"}); err != nil {
@@ -177,6 +148,40 @@ func newStack(t *testing.T, o stackOptions) *stack {
 	apiHandler = srv.Handler()
 	s.svc = payouts.New(payouts.Options{DB: db, Vendors: registry, Queue: queue, SubmitLease: time.Second})
 	return s
+}
+
+// serveSim starts the rail's simulator on a loopback listener, behind a
+// front that can keep submits on the wire (a delay, one at a time) and
+// time out an answer.
+func (s *stack) serveSim(o stackOptions, callbackURL string) {
+	t := s.t
+	s.sim = o.rail.start(t, railOptions{completeAfter: o.completeWait, callbackBase: callbackURL, store: o.store})
+	var submitting sync.Mutex
+	simHTTP := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if o.rail.isSubmit(r) {
+			if o.oneSubmitAtATime {
+				// The body read first: only then does the server notice
+				// a caller that hangs up (the request's context ends).
+				body, _ := io.ReadAll(r.Body)
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				submitting.Lock()
+				defer submitting.Unlock()
+				if r.Context().Err() != nil {
+					return // the caller left before its turn: never reached the vendor
+				}
+			}
+			time.Sleep(o.submitDelay)
+			if s.answerTimesOut(r, o.timedOutAccount) {
+				return
+			}
+		}
+		s.sim.handler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(simHTTP.Close)
+	s.simURL = simHTTP.URL
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go s.sim.run(ctx)
 }
 
 // answerTimesOut serves r, the first submit to account, to the simulator
