@@ -53,8 +53,10 @@ type payoutEnv struct {
 	// nothing, callbacks still arrive).
 	inquiryGate *gate
 	statusDown  *atomic.Bool
-	// inquiries counts the account inquiries the vendors were asked.
-	inquiries *atomic.Int64
+	// inquiries counts the account inquiries the vendors were asked;
+	// statusChecks the status queries (polls and callback confirmations).
+	inquiries    *atomic.Int64
+	statusChecks *atomic.Int64
 	// walletReads holds an armed read of a wallet row (holds option).
 	walletReads *gate
 	// queueOpt and queuePrefix name the worker's Redis and its queues
@@ -110,6 +112,10 @@ type payoutSetup struct {
 	snap bool
 	// configure adjusts the API's configuration further (rate limits).
 	configure func(*config.Config)
+	// pollsLater (worker option) runs every payout:poll this much later
+	// than the service asks: payouts.PollDelay is a fixed schedule, not a
+	// setting, so a test that needs polls far apart stretches them here.
+	pollsLater time.Duration
 }
 
 // testClock is the shared clock of server, service and sandbox vendors:
@@ -224,8 +230,8 @@ func setupPayouts(t *testing.T, o payoutSetup) *payoutEnv {
 		snapBank = newSnapSim(t, db, clock, o.completeAfter, &apiHandler)
 		registry[snapBank.vendor.Name()] = snapBank.vendor
 	}
-	inquiryGate, statusDown, inquiries := &gate{}, &atomic.Bool{}, &atomic.Int64{}
-	registry = switchable(registry, inquiryGate, statusDown, inquiries)
+	inquiryGate, statusDown, inquiries, statusChecks := &gate{}, &atomic.Bool{}, &atomic.Int64{}, &atomic.Int64{}
+	registry = switchable(registry, inquiryGate, statusDown, inquiries, statusChecks)
 	rdb, _ := testenv.Redis(t)
 	walletReads := &gate{}
 	if o.holds {
@@ -254,7 +260,11 @@ func setupPayouts(t *testing.T, o payoutSetup) *payoutEnv {
 		client := tasks.NewPrefixedClient(opt, prefix)
 		t.Cleanup(func() { client.Close() })
 		queue, svcQueue = client, client
-		svc := payouts.New(payouts.Options{DB: db, Vendors: registry, Queue: client, LockTTL: o.lockTTL, SubmitLease: time.Second, Now: clock.Now})
+		if o.pollsLater > 0 {
+			later := laterPolls{Client: client, by: o.pollsLater}
+			queue, svcQueue = later, later
+		}
+		svc := payouts.New(payouts.Options{DB: db, Vendors: registry, Queue: svcQueue, LockTTL: o.lockTTL, SubmitLease: time.Second, Now: clock.Now})
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		// Payments and webhooks have nothing to do here, but their periodic
@@ -288,7 +298,7 @@ func setupPayouts(t *testing.T, o payoutSetup) *payoutEnv {
 			}
 		}})
 	e := &payoutEnv{bundle: b, svc: svc, store: store, vendor: counting, inline: inline, clock: clock,
-		inquiryGate: inquiryGate, statusDown: statusDown, inquiries: inquiries, walletReads: walletReads, sim: sim, xsim: xsim,
+		inquiryGate: inquiryGate, statusDown: statusDown, inquiries: inquiries, statusChecks: statusChecks, walletReads: walletReads, sim: sim, xsim: xsim,
 		queueOpt: queueOpt, queuePrefix: queuePrefix, snap: snapBank}
 	apiHandler.Store(b.server.Handler())
 	e.m = b.newMerchant()
@@ -353,10 +363,10 @@ func (g *gate) pass() {
 // on Inquire, statusDown on Status). A wrapped vendor implements
 // vendors.Completer and vendors.CallbackParser exactly when the vendor it
 // wraps does, as the API and the operator commands check for them.
-func switchable(r vendors.Registry, inquiry *gate, statusDown *atomic.Bool, inquiries *atomic.Int64) vendors.Registry {
+func switchable(r vendors.Registry, inquiry *gate, statusDown *atomic.Bool, inquiries, statusChecks *atomic.Int64) vendors.Registry {
 	out := make(vendors.Registry, len(r))
 	for name, v := range r {
-		base := switchedVendor{Vendor: v, inquiry: inquiry, statusDown: statusDown, inquiries: inquiries}
+		base := switchedVendor{Vendor: v, inquiry: inquiry, statusDown: statusDown, inquiries: inquiries, statusChecks: statusChecks}
 		completer, canComplete := v.(vendors.Completer)
 		parser, parsesCallbacks := v.(vendors.CallbackParser)
 		switch {
@@ -385,9 +395,10 @@ func switchable(r vendors.Registry, inquiry *gate, statusDown *atomic.Bool, inqu
 
 type switchedVendor struct {
 	vendors.Vendor
-	inquiry    *gate
-	statusDown *atomic.Bool
-	inquiries  *atomic.Int64
+	inquiry      *gate
+	statusDown   *atomic.Bool
+	inquiries    *atomic.Int64
+	statusChecks *atomic.Int64
 }
 
 func (v switchedVendor) Inquire(ctx context.Context, req vendors.InquiryRequest) (vendors.Account, error) {
@@ -397,10 +408,21 @@ func (v switchedVendor) Inquire(ctx context.Context, req vendors.InquiryRequest)
 }
 
 func (v switchedVendor) Status(ctx context.Context, reference string) (vendors.PayoutResult, error) {
+	v.statusChecks.Add(1)
 	if v.statusDown.Load() {
 		return vendors.PayoutResult{}, fmt.Errorf("%w: status endpoint down (test)", vendors.ErrUnavailable)
 	}
 	return v.Vendor.Status(ctx, reference)
+}
+
+// laterPolls is the worker's queue with every payout:poll put off by by.
+type laterPolls struct {
+	*tasks.Client
+	by time.Duration
+}
+
+func (q laterPolls) EnqueuePoll(ctx context.Context, id uuid.UUID, slot string, after time.Duration) error {
+	return q.Client.EnqueuePoll(ctx, id, slot, after+q.by)
 }
 
 // inlineQueue runs a submit inside the enqueue (so a fresh create's wait

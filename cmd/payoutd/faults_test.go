@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -35,22 +36,24 @@ import (
 	"github.com/payoutd/payoutd/signature"
 	"github.com/payoutd/payoutd/tasks"
 	"github.com/payoutd/payoutd/vendors/sandbox"
-	"github.com/payoutd/payoutd/vendors/vendorsim"
 	"github.com/payoutd/payoutd/worker"
 )
 
 // The simulator's two secrets: the bearer token and the callback key.
 const simSecret, simCallbackSecret = "fault-test-vendorsim-token", "fault-test-vendorsim-callback-secret"
 
-// stack is the service spread over real sockets: the vendor simulator and
-// the API on loopback listeners, the database and Redis of the test.
+// stack is the service spread over real sockets: the simulator of a rail
+// (a vendor: the sandbox's, Xendit's) and the API on loopback listeners,
+// the database and Redis of the test.
 type stack struct {
 	t        *testing.T
 	db       *gorm.DB
 	dbURL    string
-	redisURL string // a Redis database of this test's own
-	sim      *vendorsim.Server
+	redisURL string  // a Redis database of this test's own
+	sim      railSim // the rail's simulator, served at simURL
 	simURL   string
+	simEnv   []string     // the worker's variables that reach the simulator
+	timedOut atomic.Int64 // submit answers held past the client's timeout
 	apiURL   string
 	sealer   *credentials.Sealer
 	// secretsKey is the sealer's key as SECRETS_KEY spells it, for the
@@ -63,7 +66,11 @@ type stack struct {
 
 type stackOptions struct {
 	submitDelay time.Duration // the simulator answers each payout submit this late
-	redisURL    string        // overrides: e.g. a proxy in front of Redis
+	// oneSubmitAtATime makes the simulator take the submits one after the
+	// other (a vendor that queues them): with a vendor that has no batch
+	// call, a batch of submits is then on the wire over a while, not at once.
+	oneSubmitAtATime bool
+	redisURL         string // overrides: e.g. a proxy in front of Redis
 	// apiRedisURL is the Redis of the API's own state (used signatures,
 	// rate limits); default redisURL. The queues always use redisURL.
 	apiRedisURL  string
@@ -71,6 +78,10 @@ type stackOptions struct {
 	completeWait time.Duration // SANDBOX_COMPLETE_AFTER of the simulator
 	callbacks    bool          // the simulator calls the API back
 	store        sandbox.Store // the simulator's payouts; nil: its own MemoryStore
+	rail         rail          // the vendor; default sandboxRail
+	// timedOutAccount: the first submit to this account is carried out by
+	// the simulator but its answer is held until the client gives up.
+	timedOutAccount string
 }
 
 func newStack(t *testing.T, o stackOptions) *stack {
@@ -92,39 +103,23 @@ func newStack(t *testing.T, o stackOptions) *stack {
 	if o.callbacks {
 		callbackURL = s.apiURL + "/vendor-callbacks"
 	}
-	// The simulator, behind a delay that keeps submits in flight.
-	sim, err := vendorsim.NewServer(vendorsim.ServerOptions{Token: simSecret, CallbackSecret: simCallbackSecret, CallbackURL: callbackURL,
-		Sandbox: sandbox.Options{CompleteAfter: o.completeWait, Store: o.store}, PollInterval: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
+	if o.rail.start == nil {
+		o.rail = sandboxRail
 	}
-	s.sim = sim
-	simHTTP := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && o.submitDelay > 0 && len(r.URL.Path) > 8 && r.URL.Path[len(r.URL.Path)-8:] == "/payouts" {
-			time.Sleep(o.submitDelay)
-		}
-		sim.ServeHTTP(w, r)
-	}))
-	t.Cleanup(simHTTP.Close)
-	s.simURL = simHTTP.URL
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go sim.Run(ctx)
+	s.serveSim(o, callbackURL)
 
 	key := make([]byte, 32)
 	rand.Read(key)
 	s.sealer, _ = credentials.NewSealer(key)
 	s.secretsKey = hex.EncodeToString(key)
-	registry, err := vendorsim.NewRegistry(s.simURL, vendorsim.Secrets{Token: simSecret, CallbackSecret: simCallbackSecret},
-		vendorsim.ClientOptions{Timeout: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	registry, simEnv := s.sim.connect(t, s.simURL)
+	s.simEnv = simEnv
+	var err error
 	deps := admin.Deps{DB: db, Sealer: s.sealer, Env: models.Staging, Vendors: registry}
 	if s.merchant, err = admin.CreateClient(context.Background(), deps, admin.ClientOptions{Name: "Toko"}); err != nil {
 		t.Fatal(err)
 	}
-	w, err := admin.CreateWallet(context.Background(), deps, admin.WalletOptions{ClientID: uuid.MustParse(s.merchant.ClientID), Name: "Main", Vendor: "simbank"})
+	w, err := admin.CreateWallet(context.Background(), deps, admin.WalletOptions{ClientID: uuid.MustParse(s.merchant.ClientID), Name: "Main", Vendor: o.rail.vendor})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,14 +150,68 @@ func newStack(t *testing.T, o stackOptions) *stack {
 	return s
 }
 
+// serveSim starts the rail's simulator on a loopback listener, behind a
+// front that can keep submits on the wire (a delay, one at a time) and
+// time out an answer.
+func (s *stack) serveSim(o stackOptions, callbackURL string) {
+	t := s.t
+	s.sim = o.rail.start(t, railOptions{completeAfter: o.completeWait, callbackBase: callbackURL, store: o.store})
+	var submitting sync.Mutex
+	simHTTP := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if o.rail.isSubmit(r) {
+			if o.oneSubmitAtATime {
+				// The body read first: only then does the server notice
+				// a caller that hangs up (the request's context ends).
+				body, _ := io.ReadAll(r.Body)
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				submitting.Lock()
+				defer submitting.Unlock()
+				if r.Context().Err() != nil {
+					return // the caller left before its turn: never reached the vendor
+				}
+			}
+			time.Sleep(o.submitDelay)
+			if s.answerTimesOut(r, o.timedOutAccount) {
+				return
+			}
+		}
+		s.sim.handler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(simHTTP.Close)
+	s.simURL = simHTTP.URL
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go s.sim.run(ctx)
+}
+
+// answerTimesOut serves r, the first submit to account, to the simulator
+// and holds its answer until the client gives up: the vendor pays, the
+// caller times out. It reports whether it took r; any other request is
+// left, its body intact, for the caller to serve.
+func (s *stack) answerTimesOut(r *http.Request, account string) bool {
+	if account == "" {
+		return false
+	}
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if !bytes.Contains(body, []byte(`"`+account+`"`)) || !s.timedOut.CompareAndSwap(0, 1) {
+		return false
+	}
+	s.sim.handler.ServeHTTP(httptest.NewRecorder(), r)
+	select {
+	case <-r.Context().Done(): // the client's timeout
+	case <-time.After(30 * time.Second): // a guard against hanging
+	}
+	return true
+}
+
 // workerEnv is the environment of a `payoutd worker` process on the stack.
 func (s *stack) workerEnv() []string {
-	return append(os.Environ(),
+	env := append(os.Environ(),
 		subprocessEnv+"=worker",
 		"DATABASE_URL="+s.dbURL, "REDIS_URL="+s.redisURL, "SECRETS_KEY="+hex.EncodeToString(make([]byte, 32)),
-		"APP_ENV=staging", "LOG_LEVEL=warn", "VENDORSIM_URL="+s.simURL, "VENDORSIM_TOKEN="+simSecret,
-		"VENDORSIM_CALLBACK_SECRET="+simCallbackSecret,
-		"DISBURSEMENT_SUBMIT_LEASE=1s")
+		"APP_ENV=staging", "LOG_LEVEL=warn", "DISBURSEMENT_SUBMIT_LEASE=1s")
+	return append(env, s.simEnv...)
 }
 
 // startWorker runs `payoutd worker` as a child process.
@@ -242,8 +291,8 @@ func (s *stack) waitFor(what string, deadline time.Duration, cond func() bool) {
 	s.t.Fatalf("%s: not within %s (statuses %v)", what, deadline, s.counts())
 }
 
-// paidOnce asserts every disbursement reached SUCCESS, the simulator was
-// asked to pay each exactly once, and reconcile is clean.
+// paidOnce asserts every disbursement reached SUCCESS, the rail's vendor
+// was asked to pay each exactly once, and reconcile is clean.
 func (s *stack) paidOnce(n int) {
 	s.t.Helper()
 	var all []models.Disbursement
@@ -257,7 +306,7 @@ func (s *stack) paidOnce(n int) {
 		if d.Status != models.StatusSuccess {
 			s.t.Errorf("disbursement %s is %s, want SUCCESS", d.ID, d.Status)
 		}
-		calls, err := s.sim.Vendor("simbank").SubmitCalls(context.Background(), d.VendorReference)
+		calls, err := s.sim.submits(d.VendorReference)
 		if err != nil || calls != 1 {
 			s.t.Errorf("disbursement %s: the vendor was asked to pay %d times (%v), want once", d.ID, calls, err)
 		}
@@ -278,10 +327,37 @@ func (s *stack) paidOnce(n int) {
 // The worker process is killed (SIGKILL, no clean shutdown) while a batch
 // of payouts is being submitted, some of them with their submit on the
 // wire; a new worker process finishes the batch. Every payout ends SUCCESS,
-// the vendor is asked to pay each exactly once, reconcile is clean.
+// the vendor is asked to pay each exactly once, reconcile is clean. On
+// every rail: the worker process reaches the vendor as configured (the
+// sandbox simulator, or Xendit's API served by xenditsim).
 func TestWorkerKilledMidBatch(t *testing.T) {
-	s := newStack(t, stackOptions{submitDelay: 150 * time.Millisecond})
-	const n = 120
+	eachRail(t, func(t *testing.T, r rail) {
+		// In parallel: most of each run is waiting for the dead worker's
+		// tasks to be recovered, not work.
+		t.Parallel()
+		workerKilledMidBatch(t, r, killBatch[r.name])
+	})
+}
+
+// killBatch is the batch per rail. The sandbox's is as it always was:
+// simbank takes a batch in one call, answered late. Xendit has no batch
+// call: the worker sends every payout at once, so the simulator takes them
+// one at a time, and a smaller batch keeps the test's point (a third
+// submitted, some on the wire, the rest waiting) at a fraction of the time.
+var killBatch = map[string]killSetup{
+	"sandbox": {n: 120, delay: 150 * time.Millisecond},
+	"xendit":  {n: 60, delay: 100 * time.Millisecond, oneAtATime: true},
+}
+
+type killSetup struct {
+	n          int
+	delay      time.Duration // each submit's answer is this late
+	oneAtATime bool          // stackOptions.oneSubmitAtATime
+}
+
+func workerKilledMidBatch(t *testing.T, r rail, k killSetup) {
+	n := k.n
+	s := newStack(t, stackOptions{submitDelay: k.delay, oneSubmitAtATime: k.oneAtATime, rail: r})
 	for i := 0; i < n; i++ {
 		if code, body := s.create(fmt.Sprintf("kill-%d", i), "1234567890"); code != http.StatusCreated {
 			t.Fatalf("create %d: %d %v", i, code, body)
@@ -342,16 +418,30 @@ func TestRedisOutageDuringCreates(t *testing.T) {
 	s.paidOnce(n)
 }
 
-// Across real sockets: the HTTP vendor adapter, the simulator's callbacks
-// into /vendor-callbacks, and 1000000007 (the first submit's answer is
-// lost) paid once.
+// Across real sockets, on every rail: the HTTP vendor adapter, the
+// simulator's callbacks into /vendor-callbacks/<vendor>, and the two
+// unknown outcomes of a submit, each paid once: 1000000007 (the vendor
+// pays but answers the first submit with an error: DESIGN.md's lost
+// answer, a 500 SERVER_ERROR at xenditsim) and an answer that never comes
+// (the vendor pays, the client gives up waiting: a timeout).
 func TestPayoutsAcrossRealSockets(t *testing.T) {
 	t.Parallel()
+	eachRail(t, func(t *testing.T, r rail) {
+		t.Parallel()
+		payoutsAcrossRealSockets(t, r)
+	})
+}
+
+// accountAnswerTimesOut is an ordinary account whose first submit the
+// stack answers only after the client gave up (timedOutAccount).
+const accountAnswerTimesOut = "2000000007"
+
+func payoutsAcrossRealSockets(t *testing.T, r rail) {
 	rdb, _ := testenv.Redis(t)
 	opt, prefix := testenv.Queue(t, rdb)
 	ro := rdb.Options()
 	s := newStack(t, stackOptions{redisURL: fmt.Sprintf("redis://%s/%d", ro.Addr, ro.DB), queuePrefix: prefix,
-		completeWait: 200 * time.Millisecond, callbacks: true})
+		completeWait: 200 * time.Millisecond, callbacks: true, rail: r, timedOutAccount: accountAnswerTimesOut})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -360,7 +450,7 @@ func TestPayoutsAcrossRealSockets(t *testing.T) {
 	t.Cleanup(func() { cancel(); <-done })
 
 	ids := map[string]string{}
-	for _, account := range []string{"1234567890", "1000000007", "1000000005"} {
+	for _, account := range []string{"1234567890", sandbox.AccountFirstSubmitLost, accountAnswerTimesOut, sandbox.AccountStaysRequested} {
 		code, body := s.create("sock-"+account, account)
 		if code != http.StatusCreated {
 			t.Fatalf("create %s: %d %v", account, code, body)
@@ -371,18 +461,21 @@ func TestPayoutsAcrossRealSockets(t *testing.T) {
 		d, _ := s.svc.Get(context.Background(), uuid.MustParse(ids[account]))
 		return d.Status
 	}
-	s.waitFor("ordinary and lost-answer payouts paid", 30*time.Second, func() bool {
-		return status("1234567890") == models.StatusSuccess && status("1000000007") == models.StatusSuccess &&
-			status("1000000005") == models.StatusRequested
+	s.waitFor("ordinary, lost-answer and timed-out payouts paid", 30*time.Second, func() bool {
+		return status("1234567890") == models.StatusSuccess && status(sandbox.AccountFirstSubmitLost) == models.StatusSuccess &&
+			status(accountAnswerTimesOut) == models.StatusSuccess && status(sandbox.AccountStaysRequested) == models.StatusRequested
 	})
-	// Completed at the vendor: the simulator's signed callback, not a poll,
+	if n := s.timedOut.Load(); n != 1 {
+		t.Fatalf("%d submit answers were held past the client's timeout, want 1: the test shows nothing about timeouts", n)
+	}
+	// Completed at the vendor: the simulator's callback, not a poll,
 	// brings the news (polls of this payout are many seconds apart by now).
-	ref := models.VendorReferenceFor(uuid.MustParse(ids["1000000005"]))
-	if err := s.sim.Vendor("simbank").Complete(context.Background(), ref, "SUCCESS", ""); err != nil {
+	ref := models.VendorReferenceFor(uuid.MustParse(ids[sandbox.AccountStaysRequested]))
+	if err := s.sim.complete(ref, true); err != nil {
 		t.Fatal(err)
 	}
-	s.waitFor("the callback applied", 10*time.Second, func() bool { return status("1000000005") == models.StatusSuccess })
-	s.paidOnce(3)
+	s.waitFor("the callback applied", 10*time.Second, func() bool { return status(sandbox.AccountStaysRequested) == models.StatusSuccess })
+	s.paidOnce(4)
 }
 
 func mustParseRedis(t *testing.T, raw string) *redis.Options {

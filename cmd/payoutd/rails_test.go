@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/payoutd/payoutd/vendors"
+	"github.com/payoutd/payoutd/vendors/sandbox"
+	"github.com/payoutd/payoutd/vendors/vendorsim"
+	"github.com/payoutd/payoutd/vendors/xendit"
+	"github.com/payoutd/payoutd/vendors/xendit/xenditsim"
+)
+
+// rail is a payout vendor the fault tests run the stack on: how to start
+// its simulator, the wallet's vendor name, the environment the `payoutd`
+// processes need to reach it, and the simulator's hooks. A new vendor (the
+// SNAP banks, `snap:<bank>`) is one more entry in rails.
+type rail struct {
+	name   string // in the subtest names: TestWorkerKilledMidBatch/xendit
+	vendor string // the vendor of the stack's wallet
+	// isSubmit tells a payout submit among the simulator's requests (the
+	// stack can answer those late, to keep submits on the wire).
+	isSubmit func(r *http.Request) bool
+	// start builds the simulator; its handler is then served on a
+	// loopback socket and connect is called with that socket's URL.
+	start func(t *testing.T, o railOptions) railSim
+}
+
+// railOptions are what a rail's simulator is started with.
+type railOptions struct {
+	completeAfter time.Duration // an ordinary payout is final this late
+	// callbackBase is the API's /vendor-callbacks; "": no callbacks.
+	callbackBase string
+	store        sandbox.Store // sandbox rail: its payouts; nil: its own
+}
+
+// railSim is a started simulator.
+type railSim struct {
+	handler http.Handler
+	// run delivers callbacks until ctx ends.
+	run func(ctx context.Context)
+	// connect returns the vendors of the in-process API and service and
+	// the environment of a `payoutd worker` process, for the simulator
+	// served at url.
+	connect func(t *testing.T, url string) (vendors.Registry, []string)
+	// submits is how many times the vendor was asked to pay ref (every
+	// create, idempotent replays included): 1 means paid once.
+	submits func(ref string) (int, error)
+	// complete makes ref final at the vendor (paid or failed), as the
+	// bank would, so that its callback is sent.
+	complete func(ref string, paid bool) error
+}
+
+var (
+	sandboxRail = rail{name: "sandbox", vendor: sandbox.SimBank, isSubmit: pathEnds("/payouts"), start: startSandboxRail}
+	xenditRail  = rail{name: "xendit", vendor: xendit.Name, isSubmit: pathEnds("/payouts"), start: startXenditRail}
+	// rails are the rails every fault test runs on.
+	rails = []rail{sandboxRail, xenditRail}
+)
+
+func pathEnds(suffix string) func(*http.Request) bool {
+	return func(r *http.Request) bool {
+		return r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, suffix)
+	}
+}
+
+// startSandboxRail serves simbank and simwallet (package vendorsim),
+// whose callbacks go to callbackBase/<vendor>.
+func startSandboxRail(t *testing.T, o railOptions) railSim {
+	sim, err := vendorsim.NewServer(vendorsim.ServerOptions{Token: simSecret, CallbackSecret: simCallbackSecret, CallbackURL: o.callbackBase,
+		Sandbox: sandbox.Options{CompleteAfter: o.completeAfter, Store: o.store}, PollInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return railSim{
+		handler: sim,
+		run:     func(ctx context.Context) { sim.Run(ctx) },
+		connect: func(t *testing.T, url string) (vendors.Registry, []string) {
+			reg, err := vendorsim.NewRegistry(url, vendorsim.Secrets{Token: simSecret, CallbackSecret: simCallbackSecret},
+				vendorsim.ClientOptions{Timeout: 2 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return reg, []string{"VENDORSIM_URL=" + url, "VENDORSIM_TOKEN=" + simSecret, "VENDORSIM_CALLBACK_SECRET=" + simCallbackSecret}
+		},
+		submits: func(ref string) (int, error) {
+			return sim.Vendor(sandbox.SimBank).SubmitCalls(context.Background(), ref)
+		},
+		complete: func(ref string, paid bool) error {
+			if paid {
+				return sim.Vendor(sandbox.SimBank).Complete(context.Background(), ref, "SUCCESS", "")
+			}
+			return sim.Vendor(sandbox.SimBank).Complete(context.Background(), ref, "FAILED", "completed as failed by the test")
+		},
+	}
+}
+
+// The Xendit rail's secret key and webhook token.
+const xenditSimKey, xenditSimToken = "xnd_development_faulttest", "fault-test-xendit-callback-token"
+
+// startXenditRail serves xenditsim, whose webhooks go to
+// callbackBase/xendit. The service reaches it as `payoutd` would in
+// production: the XENDIT_* variables, the vendor from
+// app.VendorRegistry's xendit.New.
+func startXenditRail(t *testing.T, o railOptions) railSim {
+	callbackURL := ""
+	if o.callbackBase != "" {
+		callbackURL = o.callbackBase + "/" + xendit.Name
+	}
+	sim, err := xenditsim.New(xenditsim.Options{SecretKey: xenditSimKey, CallbackToken: xenditSimToken,
+		CallbackURL: callbackURL, CompleteAfter: o.completeAfter})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return railSim{
+		handler: sim,
+		run:     func(ctx context.Context) { sim.Run(ctx, 50*time.Millisecond) },
+		connect: func(t *testing.T, url string) (vendors.Registry, []string) {
+			x, err := xendit.New(xendit.Options{BaseURL: url, SecretKey: xenditSimKey, CallbackToken: xenditSimToken, Timeout: 2 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The sandbox vendors stay beside it, as in app.VendorRegistry.
+			reg := sandbox.Registry(sandbox.Options{})
+			reg[x.Name()] = x
+			return reg, []string{"XENDIT_BASE_URL=" + url, "XENDIT_SECRET_KEY=" + xenditSimKey, "XENDIT_CALLBACK_TOKEN=" + xenditSimToken}
+		},
+		submits: func(ref string) (int, error) { return sim.SubmitCalls(ref), nil },
+		complete: func(ref string, paid bool) error {
+			if paid {
+				return sim.Complete(ref, "SUCCEEDED", "")
+			}
+			return sim.Complete(ref, "FAILED", xenditsim.FailureRejectedByChannel)
+		},
+	}
+}
+
+// eachRail runs test as a subtest per rail.
+func eachRail(t *testing.T, test func(t *testing.T, r rail)) {
+	for _, r := range rails {
+		t.Run(r.name, func(t *testing.T) { test(t, r) })
+	}
+}
