@@ -155,7 +155,7 @@ func newStack(t *testing.T, o stackOptions) *stack {
 // time out an answer.
 func (s *stack) serveSim(o stackOptions, callbackURL string) {
 	t := s.t
-	s.sim = o.rail.start(t, railOptions{completeAfter: o.completeWait, callbackBase: callbackURL, store: o.store})
+	s.sim = o.rail.start(t, railOptions{completeAfter: o.completeWait, callbackBase: callbackURL, store: o.store, db: s.db})
 	var submitting sync.Mutex
 	simHTTP := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if o.rail.isSubmit(r) {
@@ -340,13 +340,14 @@ func TestWorkerKilledMidBatch(t *testing.T) {
 }
 
 // killBatch is the batch per rail. The sandbox's is as it always was:
-// simbank takes a batch in one call, answered late. Xendit has no batch
+// simbank takes a batch in one call, answered late. Xendit and SNAP have no batch
 // call: the worker sends every payout at once, so the simulator takes them
 // one at a time, and a smaller batch keeps the test's point (a third
 // submitted, some on the wire, the rest waiting) at a fraction of the time.
 var killBatch = map[string]killSetup{
 	"sandbox": {n: 120, delay: 150 * time.Millisecond},
 	"xendit":  {n: 60, delay: 100 * time.Millisecond, oneAtATime: true},
+	"snap":    {n: 60, delay: 100 * time.Millisecond, oneAtATime: true},
 }
 
 type killSetup struct {

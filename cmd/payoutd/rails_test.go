@@ -2,13 +2,24 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"gorm.io/gorm"
+
 	"github.com/payoutd/payoutd/vendors"
 	"github.com/payoutd/payoutd/vendors/sandbox"
+	"github.com/payoutd/payoutd/vendors/snap"
+	"github.com/payoutd/payoutd/vendors/snap/snapsim"
 	"github.com/payoutd/payoutd/vendors/vendorsim"
 	"github.com/payoutd/payoutd/vendors/xendit"
 	"github.com/payoutd/payoutd/vendors/xendit/xenditsim"
@@ -35,6 +46,7 @@ type railOptions struct {
 	// callbackBase is the API's /vendor-callbacks; "": no callbacks.
 	callbackBase string
 	store        sandbox.Store // sandbox rail: its payouts; nil: its own
+	db           *gorm.DB      // the stack's database (SNAP keeps its transfers there)
 }
 
 // railSim is a started simulator.
@@ -57,8 +69,9 @@ type railSim struct {
 var (
 	sandboxRail = rail{name: "sandbox", vendor: sandbox.SimBank, isSubmit: pathEnds("/payouts"), start: startSandboxRail}
 	xenditRail  = rail{name: "xendit", vendor: xendit.Name, isSubmit: pathEnds("/payouts"), start: startXenditRail}
+	snapRail    = rail{name: "snap", vendor: "snap:" + snapRailBank, isSubmit: pathEnds(snap.PathTransfer), start: startSnapRail}
 	// rails are the rails every fault test runs on.
-	rails = []rail{sandboxRail, xenditRail}
+	rails = []rail{sandboxRail, xenditRail, snapRail}
 )
 
 func pathEnds(suffix string) func(*http.Request) bool {
@@ -136,6 +149,106 @@ func startXenditRail(t *testing.T, o railOptions) railSim {
 			return sim.Complete(ref, "FAILED", xenditsim.FailureRejectedByChannel)
 		},
 	}
+}
+
+// The SNAP rail's bank and its onboarding values (made up).
+const (
+	snapRailBank                       = "bca"
+	snapRailPartner, snapRailClientKey = "FAULTTEST01", "fault-test-snap-client-key"
+	snapRailSecret, snapRailChannel    = "fault-test-snap-client-secret", "95221"
+	snapRailSource                     = "8880001234"
+)
+
+var (
+	snapRailKeysOnce                  sync.Once
+	snapRailPlatform, snapRailBankKey *rsa.PrivateKey
+)
+
+// snapRailKeys are the platform's and the bank's RSA keys, made once per
+// test binary (a 2048-bit key takes a while).
+func snapRailKeys() (platform, bank *rsa.PrivateKey) {
+	snapRailKeysOnce.Do(func() {
+		var err error
+		if snapRailPlatform, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
+			panic(err)
+		}
+		if snapRailBankKey, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
+			panic(err)
+		}
+	})
+	return snapRailPlatform, snapRailBankKey
+}
+
+// startSnapRail serves snapsim as the bank bca, whose signed notifications
+// go to callbackBase/snap:bca. The worker process reaches it as `payoutd`
+// would in production: SNAP_BANKS and the SNAP_BCA_* variables, the keys
+// in files; the in-process API through snap.New on the same database.
+func startSnapRail(t *testing.T, o railOptions) railSim {
+	platform, bankKey := snapRailKeys()
+	callbackURL := ""
+	if o.callbackBase != "" {
+		callbackURL = o.callbackBase + "/snap:" + snapRailBank
+	}
+	bank := snapsim.New(snapsim.Options{PartnerPublicKey: &platform.PublicKey, ClientKey: snapRailClientKey,
+		ClientSecret: snapRailSecret, PartnerID: snapRailPartner, SourceAccountNo: snapRailSource,
+		CompleteAfter: o.completeAfter, BankPrivateKey: bankKey, CallbackURL: callbackURL})
+	return railSim{
+		handler: bank,
+		run:     func(ctx context.Context) { _ = bank.Run(ctx, 50*time.Millisecond) },
+		connect: func(t *testing.T, url string) (vendors.Registry, []string) {
+			v, err := snap.New(snap.Options{Bank: snapRailBank, BaseURL: url, PartnerID: snapRailPartner, ClientKey: snapRailClientKey,
+				ClientSecret: snapRailSecret, ChannelID: snapRailChannel, SourceAccountNo: snapRailSource, PrivateKey: platform,
+				BankPublicKey: &bankKey.PublicKey, Store: snap.NewDBStore(o.db, snapRailBank), Timeout: 2 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			reg := sandbox.Registry(sandbox.Options{})
+			reg[v.Name()] = v
+			dir := t.TempDir()
+			privateFile, publicFile := writePEM(t, dir, "platform.pem", "PRIVATE KEY", mustPKCS8(t, platform)),
+				writePEM(t, dir, "bank.pem", "PUBLIC KEY", mustPKIX(t, &bankKey.PublicKey))
+			return reg, []string{"SNAP_BANKS=" + snapRailBank, "SNAP_BCA_BASE_URL=" + url, "SNAP_BCA_PARTNER_ID=" + snapRailPartner,
+				"SNAP_BCA_CLIENT_KEY=" + snapRailClientKey, "SNAP_BCA_CLIENT_SECRET=" + snapRailSecret,
+				"SNAP_BCA_CHANNEL_ID=" + snapRailChannel, "SNAP_BCA_SOURCE_ACCOUNT=" + snapRailSource,
+				"SNAP_BCA_PRIVATE_KEY_FILE=" + privateFile, "SNAP_BCA_BANK_PUBLIC_KEY_FILE=" + publicFile}
+		},
+		submits: func(ref string) (int, error) { return bank.SubmitCalls(ref), nil },
+		complete: func(ref string, paid bool) error {
+			if paid {
+				return bank.Complete(ref, vendors.PayoutSuccess, "")
+			}
+			return bank.Complete(ref, vendors.PayoutFailed, "completed as failed by the test")
+		},
+	}
+}
+
+func mustPKCS8(t *testing.T, k *rsa.PrivateKey) []byte {
+	t.Helper()
+	der, err := x509.MarshalPKCS8PrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return der
+}
+
+func mustPKIX(t *testing.T, k *rsa.PublicKey) []byte {
+	t.Helper()
+	der, err := x509.MarshalPKIXPublicKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return der
+}
+
+// writePEM writes der as a PEM block of the given type, readable only by
+// its owner, and returns the file's path.
+func writePEM(t *testing.T, dir, name, typ string, der []byte) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // eachRail runs test as a subtest per rail.
