@@ -106,12 +106,8 @@ func readSnapSimSettings(bank, callbackURL string, getenv func(string) string) (
 	if s.callbackURL, err = snapSimCallbackURL(s.bank, callbackURL, getenv); err != nil {
 		return s, err
 	}
-	if v := strings.TrimSpace(getenv("SANDBOX_COMPLETE_AFTER")); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			return s, fmt.Errorf("SANDBOX_COMPLETE_AFTER=%q: want a non-negative Go duration such as 2s or 1m", v)
-		}
-		s.completeAfter = d
+	if s.completeAfter, err = simCompleteAfter(getenv, s.completeAfter); err != nil {
+		return s, err
 	}
 	return s, nil
 }

@@ -132,14 +132,9 @@ func readVendorSimSettings(getenv func(string) string) (vendorSimSettings, error
 			return s, fmt.Errorf("VENDORSIM_CALLBACK_URL=%q: want an http(s) URL such as http://127.0.0.1:8080/vendor-callbacks", s.callbackURL)
 		}
 	}
-	if v := strings.TrimSpace(getenv("SANDBOX_COMPLETE_AFTER")); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			return s, fmt.Errorf("SANDBOX_COMPLETE_AFTER=%q: want a non-negative Go duration such as 2s or 1m", v)
-		}
-		s.completeAfter = d
-	}
-	return s, nil
+	var err error
+	s.completeAfter, err = simCompleteAfter(getenv, s.completeAfter)
+	return s, err
 }
 
 // serveSim runs a simulator's callback loop and its HTTP server on ln
@@ -243,12 +238,21 @@ func readXenditSimSettings(callbackURL string, getenv func(string) string) (vend
 			return s, fmt.Errorf("xendit callback URL %q: want an http(s) URL such as http://127.0.0.1:8080/vendor-callbacks/xendit", s.callbackURL)
 		}
 	}
-	if v := strings.TrimSpace(getenv("SANDBOX_COMPLETE_AFTER")); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			return s, fmt.Errorf("SANDBOX_COMPLETE_AFTER=%q: want a non-negative Go duration such as 2s or 1m", v)
-		}
-		s.completeAfter = d
+	var err error
+	s.completeAfter, err = simCompleteAfter(getenv, s.completeAfter)
+	return s, err
+}
+
+// simCompleteAfter reads SANDBOX_COMPLETE_AFTER, how long a simulator
+// keeps an ordinary payout in flight; def when it is unset.
+func simCompleteAfter(getenv func(string) string, def time.Duration) (time.Duration, error) {
+	v := strings.TrimSpace(getenv("SANDBOX_COMPLETE_AFTER"))
+	if v == "" {
+		return def, nil
 	}
-	return s, nil
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("SANDBOX_COMPLETE_AFTER=%q: want a non-negative Go duration such as 2s or 1m", v)
+	}
+	return d, nil
 }
