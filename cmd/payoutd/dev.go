@@ -31,6 +31,11 @@ import (
 // and developing it, never for real money.
 func runDev(ctx context.Context, opts devOptions, stdout, stderr io.Writer, getenv func(string) string) error {
 	start := time.Now()
+	for _, r := range opts.rails {
+		if r.maskEnv != nil {
+			getenv = r.maskEnv(getenv)
+		}
+	}
 	cfg, err := devConfig(getenv)
 	if err != nil {
 		return err

@@ -41,7 +41,7 @@ func TestDevRefusesUnknownVendors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--vendors=paypal"}, `unknown rail "paypal"; want a comma-separated list of sandbox, simulated-xendit`},
+		{[]string{"--vendors=paypal"}, `unknown rail "paypal"; want a comma-separated list of sandbox, simulated-xendit, simulated-snap`},
 		{[]string{"--vendors", "sandbox,simulated-xendit,mystery"}, `unknown rail "mystery"`},
 		{[]string{"--vendors="}, "an empty name"},
 		{[]string{"--vendors=sandbox,sandbox"}, `"sandbox" is listed twice`},

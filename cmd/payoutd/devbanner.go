@@ -92,16 +92,20 @@ func printDemoWallets(w io.Writer, wallets []demoWallet) {
 }
 
 // printPayoutRecipe prints a payout of 100000 from the wallet dw to account
-// 1234567890 at BCA, signed with KEY and SECRET of the recipe before it.
+// 1234567890 at its recipeBank (default BCA), signed with KEY and SECRET of the recipe before it.
 func printPayoutRecipe(w io.Writer, base string, dw demoWallet) {
+	bank := dw.spec.recipeBank
+	if bank == "" {
+		bank = "bca"
+	}
 	fmt.Fprintf(w, `
 %s (same KEY and SECRET):
 
-  BODY='{"client_wallet_id":"%s","amount":"100000","bank_code":"bca","account_no":"1234567890","transfer_type":"BIFAST"}'
+  BODY='{"client_wallet_id":"%s","amount":"100000","bank_code":"%s","account_no":"1234567890","transfer_type":"BIFAST"}'
   T=$(date +%%s%%3N); SIG=$(printf '%%s.%%s' "$T" "$BODY" | openssl dgst -sha256 -hmac "$SECRET" | sed 's/^.*= //')
   curl -s %s/api/v3/disbursements -H "x-api-key: $KEY" -H "x-signature: t=$T,v1=$SIG" \
     -H "Idempotency-Key: $(date +%%s%%N)" -H 'Content-Type: application/json' --data-binary "$BODY"
-`, dw.spec.payoutRecipe, dw.id, base)
+`, dw.spec.payoutRecipe, dw.id, bank, base)
 }
 
 // railPhrases names the rails for the banner's first line: "sandbox

@@ -23,6 +23,12 @@ flags:
                                        loopback port: the service speaks Xendit's
                                        protocol to it over HTTP, and its webhooks
                                        come back to /vendor-callbacks/xendit
+                     simulated-snap    a SNAP BI simulator of BCA (vendor
+                                       snap:bca) on its own loopback port, with
+                                       RSA keys made for the run: quotes name
+                                       the holder from its account inquiry, and
+                                       its signed notifications come back to
+                                       /vendor-callbacks/snap:bca
                    The first rail listed holds the demo's default wallet.
 
 environment: HTTP_ADDR, DEV_DATA_DIR, LOG_LEVEL, SANDBOX_COMPLETE_AFTER and the

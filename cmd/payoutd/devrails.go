@@ -28,6 +28,9 @@ type devRail struct {
 	// simulate starts the rail's simulator; nil: its vendors run in this
 	// process (the sandbox).
 	simulate func(simOptions) (simulatedRail, error)
+	// maskEnv, when set, hides the environment's configuration of the
+	// simulated provider before it is read: the simulator's replaces it.
+	maskEnv func(getenv func(string) string) func(string) string
 }
 
 // demoWalletSpec is one wallet of the demo client.
@@ -37,20 +40,24 @@ type demoWalletSpec struct {
 	opening string
 	// payoutRecipe, when set, titles the banner's payout command for it.
 	payoutRecipe string
+	// recipeBank is the bank_code of that command (default bca).
+	recipeBank string
 }
 
 // devRails are the rails dev mode knows. A new simulated rail is one entry
-// here and one simulatedRail: simulated-snap would list a "snap:bca"
-// wallet and start vendors/snap/snapsim with a generated RSA key pair,
-// setting the SNAP_BCA_* configuration of README.md (Connecting a real
-// rail) in its configure.
+// here and one simulatedRail (see devsnap.go for one).
 var devRails = []devRail{
 	{name: "sandbox", phrase: "sandbox vendors", wallets: []demoWalletSpec{
-		{"Main wallet", sandbox.SimBank, "10000000", "A payout of 100000 to the sandbox account 1234567890 at BCA"},
-		{"E-wallet payouts", sandbox.SimWallet, "1000000", ""},
+		{"Main wallet", sandbox.SimBank, "10000000", "A payout of 100000 to the sandbox account 1234567890 at BCA", ""},
+		{"E-wallet payouts", sandbox.SimWallet, "1000000", "", ""},
 	}},
 	{name: "simulated-xendit", phrase: "simulated Xendit", simulate: newSimulatedXendit, wallets: []demoWalletSpec{
-		{"Xendit wallet", xendit.Name, "10000000", "A payout of 100000 over the simulated Xendit rail to account 1234567890 at BCA"},
+		{"Xendit wallet", xendit.Name, "10000000", "A payout of 100000 over the simulated Xendit rail to account 1234567890 at BCA", ""},
+	}},
+	// SNAP's transfer is interbank ([MT-XFER]): the recipe pays out of
+	// BCA to an account at BRI.
+	{name: "simulated-snap", phrase: "simulated SNAP BI (BCA)", simulate: newSimulatedSnap, maskEnv: maskSnapEnv, wallets: []demoWalletSpec{
+		{"BCA (SNAP) wallet", "snap:" + devSnapBank, "10000000", "A payout of 100000 over the simulated SNAP rail (BCA) to account 1234567890 at BRI", "bri"},
 	}},
 }
 

@@ -40,7 +40,8 @@ commands:
   migrate      apply database migrations
   dev          run everything in one process with embedded PostgreSQL-free,
                Redis-free backends and a demo client (development only);
-               --vendors=sandbox,simulated-xendit adds a Xendit simulator
+               --vendors=sandbox,simulated-xendit,simulated-snap adds
+               Xendit and SNAP BI (BCA) simulators
                ("payoutd dev --help")
   admin ...    operator commands; "payoutd admin help" lists them
   healthcheck  exit 0 when the local API answers /readyz (for containers)
