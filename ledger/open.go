@@ -19,12 +19,14 @@ import (
 var ErrWriteConflict = errors.New("the write lost a conflict with a concurrent one; nothing was written")
 
 // OpenDisbursements writes new disbursements, each together with the lock
-// of its gross on its wallet (LockFunds' condition: the wallet is active
-// and its available balance covers the gross) and its first audit line
-// ("" to its status, "created"). A disbursement whose lock is refused
-// leaves nothing behind; the others are stored. It returns the ids
-// stored. The disbursements must be on distinct wallets (each wallet's
-// guard then sees one amount) with distinct Idempotency-Keys.
+// of its gross on its wallet and its first audit line ("" to its status,
+// "created"). The disbursements of one wallet are locked together, with
+// LockFunds' condition on the sum of their grosses (the wallet is active
+// and its available balance covers the sum): a wallet that cannot cover
+// the sum takes none of them, and those leave nothing behind (the caller
+// may offer them again one by one, since some may fit); the others are
+// stored. It returns the ids stored. The disbursements must have distinct
+// Idempotency-Keys.
 //
 // It is all or nothing: when it returns an error (a twin's key already
 // stored trips the unique index, gorm.ErrDuplicatedKey; a deadlock,
@@ -32,10 +34,10 @@ var ErrWriteConflict = errors.New("the write lost a conflict with a concurrent o
 //
 // This is the one implementation of a create's write, for a lone create
 // and for a group alike. On PostgreSQL it is one statement: one round trip
-// and one commit for the group, the wallet rows locked in id order and
-// held only while it runs (openManySQL; a lone create's input is one row
-// of scalars, openOneSQL, with the same INSERT). On SQLite, which has no
-// data-modifying CTEs, it is one transaction of the same steps.
+// and one commit for the group, the wallet rows locked in id order, each
+// once, and held only while it runs (openManySQL; a lone create's input is
+// one row of scalars, openOneSQL, with the same INSERT). On SQLite, which
+// has no data-modifying CTEs, it is one transaction of the same steps.
 func OpenDisbursements(ctx context.Context, db *gorm.DB, ds []*models.Disbursement) (map[uuid.UUID]bool, error) {
 	if len(ds) == 0 {
 		return map[uuid.UUID]bool{}, nil
@@ -53,18 +55,30 @@ func OpenDisbursements(ctx context.Context, db *gorm.DB, ds []*models.Disburseme
 	return opened, err
 }
 
-// openInTransaction is OpenDisbursements as one transaction: per
-// disbursement the lock (LockFunds), then, when taken, the row; then the
-// audit lines of the rows stored.
+// openInTransaction is OpenDisbursements as one transaction: per wallet,
+// in id order, the lock of its disbursements' summed gross (LockFunds);
+// then the rows of the wallets whose lock was taken, and their audit
+// lines.
 func openInTransaction(ctx context.Context, db *gorm.DB, ds []*models.Disbursement) (map[uuid.UUID]bool, error) {
+	sums, at := map[uuid.UUID]models.Amount{}, map[uuid.UUID]time.Time{}
+	for _, d := range ds {
+		sums[d.WalletID] += d.Amount
+		if d.CreatedAt.After(at[d.WalletID]) {
+			at[d.WalletID] = d.CreatedAt
+		}
+	}
 	opened := make(map[uuid.UUID]bool, len(ds))
 	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		for _, d := range ds {
-			locked, err := LockFunds(tx, d.WalletID, d.Amount, d.CreatedAt)
+		locked := map[uuid.UUID]bool{}
+		for _, id := range inIDOrder(sums) {
+			ok, err := LockFunds(tx, id, sums[id], at[id])
 			if err != nil {
 				return err
 			}
-			if !locked {
+			locked[id] = ok
+		}
+		for _, d := range ds {
+			if !locked[d.WalletID] {
 				continue
 			}
 			if err := tx.Create(d).Error; err != nil {
@@ -110,8 +124,9 @@ const openColumns = `id, client_id, wallet_id, idempotency_key, status, amount, 
 	            vendor_reference, lock_expires_at, next_check_at, created_at`
 
 // openManySQL writes a group: the disbursements as input by unnest of
-// $1..$21 (one array per column), the locks of their grosses in wallet id
-// order (LockFundsEachSQL: $3 the wallet ids), then openRowsSQL.
+// $1..$21 (one array per column), the locks of each wallet's summed gross
+// in wallet id order (LockFundsEachSQL: $3 the wallet ids), then
+// openRowsSQL.
 var openManySQL = `WITH input AS (
 	        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::bigint[], $7::bigint[],
 	            $8::bigint[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[],
@@ -120,10 +135,9 @@ var openManySQL = `WITH input AS (
 	    ), ` + LockFundsEachSQL("input", "$3", "$22") + `, ` + openRowsSQL
 
 // openOneSQL writes a lone create: the same statement with one row of
-// scalars as input and LockFunds' plain conditional update as the lock. A
-// lone create is what a busy wallet sees (a group holds one create per
-// wallet); the ordered, joined lock of a group holds the wallet's row
-// about half as long again, which a hot wallet pays in throughput.
+// scalars as input and LockFunds' plain conditional update as the lock.
+// The ordered, summed lock of a group holds the wallet's row about half
+// as long again, which a lone create need not pay.
 var openOneSQL = `WITH input(` + openColumns + `) AS (
 	        SELECT $1::uuid, $2::uuid, $3::uuid, $4::text, $5::text, $6::bigint, $7::bigint, $8::bigint, $9::text,
 	            $10::text, $11::text, $12::text, $13::text, $14::text, $15::text, $16::text, $17::text, $18::text,

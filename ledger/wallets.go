@@ -121,24 +121,35 @@ func LockFundsSQL(amount, now, wallet, active, returning string) string {
 	        RETURNING ` + returning + ` AS id`
 }
 
-// LockFundsEachSQL is LockFunds for many disbursements on distinct
-// wallets in one PostgreSQL statement: the text of two CTEs, in_order and
-// locked, to follow the statement's WITH input AS (…), where input (a
-// relation with columns id, wallet_id, amount and created_at) holds one
-// row per disbursement. in_order takes the wallets' row locks in id order
+// LockFundsEachSQL is LockFunds for many disbursements in one PostgreSQL
+// statement: the text of three CTEs, per_wallet, in_order and locked, to
+// follow the statement's WITH input AS (…), where input (a relation with
+// columns id, wallet_id, amount and created_at) holds one row per
+// disbursement. per_wallet sums the grosses of each wallet's
+// disbursements; in_order takes the wallets' row locks in id order
 // (walletIDs is the placeholder of the uuid[] of their ids); locked then
-// takes each lock with the same condition as LockFunds (active is the
-// placeholder of models.WalletActive) and returns the input ids whose lock
-// was taken.
+// locks each wallet's sum in one update, with LockFunds' condition on the
+// sum (active is the placeholder of models.WalletActive), and returns the
+// input ids of the wallets whose lock was taken.
+//
+// A wallet whose available balance covers the sum takes all of its
+// disbursements with one row update: a busy wallet's creates then cost
+// its row one lock for many. A wallet that cannot cover the sum takes
+// none of them; the caller may offer them again one by one, since some
+// may fit.
 func LockFundsEachSQL(input, walletIDs, active string) string {
-	return `in_order AS (
+	return `per_wallet AS (
+	        SELECT wallet_id, sum(amount)::bigint AS amount, max(created_at) AS created_at FROM ` + input + ` GROUP BY wallet_id
+	    ), in_order AS (
 	        SELECT id FROM wallets WHERE id = ANY(` + walletIDs + `::uuid[]) ORDER BY id FOR NO KEY UPDATE
+	    ), locked_wallets AS (
+	        UPDATE wallets w SET locked = w.locked + p.amount, updated_at = p.created_at
+	        FROM per_wallet p
+	        WHERE w.id = p.wallet_id AND w.id IN (SELECT id FROM in_order)
+	            AND w.state = ` + active + ` AND w.balance - w.locked >= p.amount
+	        RETURNING w.id
 	    ), locked AS (
-	        UPDATE wallets w SET locked = w.locked + i.amount, updated_at = i.created_at
-	        FROM ` + input + ` i
-	        WHERE w.id = i.wallet_id AND w.id IN (SELECT id FROM in_order)
-	            AND w.state = ` + active + ` AND w.balance - w.locked >= i.amount
-	        RETURNING i.id
+	        SELECT i.id FROM ` + input + ` i JOIN locked_wallets lw ON lw.id = i.wallet_id
 	    )`
 }
 

@@ -24,12 +24,16 @@ import (
 // writes a lone create at once. Two groups in flight never deadlock: each
 // locks its wallets in id order.
 //
-// A group never holds two creates for one wallet, nor two with one
-// client's Idempotency-Key: each wallet's guard then sees one amount, and
-// a twin waits for the next group, where the unique index sends it to the
-// replay. Should the group's write fail (a twin committed by another
-// instance, a deadlock), nothing of it was written, and each of its
-// creates is written on its own, as a group of one.
+// A busy wallet's creates share a group: its guard sees their summed
+// gross, and one row update locks them all, so the wallet's row is taken
+// once for many creates. When the wallet cannot cover the sum, none of
+// them is written by the group; each is then written on its own, in its
+// order, so that those that fit still do. A group never holds two creates
+// with one client's Idempotency-Key: a twin waits for the next group,
+// where the unique index sends it to the replay. Should the group's write
+// fail (a twin committed by another instance, a deadlock), nothing of it
+// was written, and each of its creates is written on its own, as a group
+// of one.
 
 // maxCreateGroup bounds the creates written by one statement.
 const maxCreateGroup = 64
@@ -93,22 +97,21 @@ func (s *Service) leadCreateGroups() {
 }
 
 // nextCreateGroup takes from queue, in order, the creates that can share a
-// statement: at most one per wallet and per client's key, at most
-// maxCreateGroup. The others stay queued, in order.
+// statement: at most one per client's key, at most maxCreateGroup. The
+// others stay queued, in order.
 func nextCreateGroup(queue []*insertRequest) (group, rest []*insertRequest) {
 	type clientKey struct {
 		client uuid.UUID
 		key    string
 	}
-	wallets := map[uuid.UUID]bool{}
 	keys := map[clientKey]bool{}
 	for _, r := range queue {
 		k := clientKey{r.d.ClientID, r.d.IdempotencyKey}
-		if len(group) == maxCreateGroup || wallets[r.d.WalletID] || keys[k] {
+		if len(group) == maxCreateGroup || keys[k] {
 			rest = append(rest, r)
 			continue
 		}
-		wallets[r.d.WalletID], keys[k] = true, true
+		keys[k] = true
 		group = append(group, r)
 	}
 	return group, rest
@@ -142,12 +145,20 @@ func (s *Service) writeCreateGroup(group []*insertRequest) {
 		}
 		return
 	}
+	perWallet := map[uuid.UUID]int{}
+	for _, d := range ds {
+		perWallet[d.WalletID]++
+	}
 	for _, req := range group {
 		switch {
 		case err != nil:
 			req.done <- err
 		case opened[req.d.ID]:
 			req.done <- nil
+		case perWallet[req.d.WalletID] > 1:
+			// Refused with its wallet's other creates, for their sum:
+			// on its own it may fit.
+			req.done <- s.openOne(ctx, req.d)
 		default:
 			req.done <- models.ErrInsufficientBalance
 		}

@@ -33,8 +33,9 @@ func requests(ds ...*models.Disbursement) []*insertRequest {
 	return out
 }
 
-// A group holds at most one create per wallet and per client's key, and
-// at most maxCreateGroup; what is left waits in its order.
+// A group holds at most one create per client's key, and at most
+// maxCreateGroup; several creates of one wallet share it. What is left
+// waits in its order.
 func TestNextCreateGroup(t *testing.T) {
 	t.Parallel()
 	client, other := uuid.New(), uuid.New()
@@ -44,17 +45,18 @@ func TestNextCreateGroup(t *testing.T) {
 	}
 	queue := requests(
 		d(client, w1, "a"),
-		d(client, w1, "b"), // second on w1: next group
+		d(client, w1, "b"), // second on w1: same group
 		d(client, w2, "a"), // client's key "a" again (a twin): next group
 		d(other, w2, "a"),  // another client's "a" on w2: fine
 		d(client, w3, "c"),
-		d(client, w2, "d"), // w2 taken by then
+		d(client, w2, "d"),
+		d(client, w3, "c"), // twin of "c": next group
 	)
 	group, rest := nextCreateGroup(queue)
-	if len(group) != 3 || group[0] != queue[0] || group[1] != queue[3] || group[2] != queue[4] {
+	if len(group) != 5 || group[0] != queue[0] || group[1] != queue[1] || group[2] != queue[3] || group[3] != queue[4] || group[4] != queue[5] {
 		t.Fatalf("group %v", group)
 	}
-	if len(rest) != 3 || rest[0] != queue[1] || rest[1] != queue[2] || rest[2] != queue[5] {
+	if len(rest) != 2 || rest[0] != queue[2] || rest[1] != queue[6] {
 		t.Fatalf("rest %v", rest)
 	}
 
@@ -157,6 +159,51 @@ func TestCreateGroupFallsBackOneByOne(t *testing.T) {
 	f.reconciled()
 }
 
+// Creates of one wallet in one group are locked together when the wallet
+// covers their sum; when it does not, each is offered on its own, in its
+// order, so those that fit are stored and only the others refused.
+func TestCreateGroupOnOneWallet(t *testing.T) {
+	t.Parallel()
+	amount := models.Rupiah(100_000)
+	for _, tc := range []struct {
+		name   string
+		funds  models.Amount
+		stored []bool
+	}{
+		{"all fit", 3 * amount, []bool{true, true, true}},
+		{"two of three fit", 2*amount + 1, []bool{true, true, false}},
+		{"none fit", amount - 1, []bool{false, false, false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, tc.funds)
+			svc := groupingService(t, f)
+			group := requests(f.unsaved(f.wallet.ID, amount, "1"), f.unsaved(f.wallet.ID, amount, "2"), f.unsaved(f.wallet.ID, amount, "3"))
+			svc.writeCreateGroup(group)
+			var locked models.Amount
+			for i, req := range group {
+				err := <-req.done
+				switch {
+				case tc.stored[i] && err != nil:
+					t.Errorf("create %d answered %v, want stored", i, err)
+				case !tc.stored[i] && !errors.Is(err, models.ErrInsufficientBalance):
+					t.Errorf("create %d answered %v, want ErrInsufficientBalance", i, err)
+				}
+				want := int64(0)
+				if tc.stored[i] {
+					want, locked = 1, locked+amount
+				}
+				if n := f.count("disbursements", "id = ?", req.d.ID); n != want {
+					t.Errorf("create %d: %d rows, want %d", i, n, want)
+				}
+			}
+			if w := f.walletNow(); w.Locked != locked || w.Available() < 0 {
+				t.Errorf("wallet: balance %s locked %s, want locked %s", w.Balance, w.Locked, locked)
+			}
+			f.reconciled()
+		})
+	}
+}
+
 // Concurrent creates on many wallets, each funded for exactly three: every
 // wallet takes exactly three, whichever group each create lands in, and
 // the rest are refused; no lock goes beyond a balance.
@@ -205,6 +252,50 @@ func TestConcurrentCreatesAcrossWallets(t *testing.T) {
 	}
 	if refused != wallets*(perWallet-fits) {
 		t.Errorf("%d refused, want %d", refused, wallets*(perWallet-fits))
+	}
+	f.reconciled()
+}
+
+// Many concurrent creates on one busy wallet, funded for exactly some of
+// them: whichever groups they land in, exactly that many are stored, the
+// lock is exactly theirs, nothing is overdrawn, and the ledger reconciles.
+func TestConcurrentCreatesOnOneWallet(t *testing.T) {
+	t.Parallel()
+	const creates, fits = 120, 47
+	amount := models.Rupiah(100_000)
+	f := newFixture(t, fits*amount)
+	svc := groupingService(t, f)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	accepted, refused := 0, 0
+	for i := 0; i < creates; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			created, err := svc.Create(context.Background(), f.client, CreateRequest{
+				Params:         Params{WalletID: f.wallet.ID, Amount: amount, BankCode: "bca", AccountNo: "1234567890", TransferType: models.BIFAST},
+				IdempotencyKey: fmt.Sprintf("hot-%d", i)})
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil && !created.Replayed:
+				accepted++
+			case errors.Is(err, models.ErrInsufficientBalance):
+				refused++
+			default:
+				t.Errorf("create %d: %+v, %v", i, created, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if accepted != fits || refused != creates-fits {
+		t.Errorf("%d accepted and %d refused, want %d and %d", accepted, refused, fits, creates-fits)
+	}
+	if w := f.walletNow(); w.Locked != fits*amount || w.Available() != 0 {
+		t.Errorf("wallet: balance %s locked %s", w.Balance, w.Locked)
+	}
+	if n := f.count("disbursements", "wallet_id = ?", f.wallet.ID); n != fits {
+		t.Errorf("%d disbursements stored, want %d", n, fits)
 	}
 	f.reconciled()
 }
