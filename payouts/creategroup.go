@@ -2,9 +2,7 @@ package payouts
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -14,15 +12,11 @@ import (
 )
 
 // Grouped create inserts. Creates that reach their insert at the same
-// moment are written by one call of ledger.OpenDisbursements: on
-// PostgreSQL one round trip and one commit for the group instead of one
+// moment are written by one call of ledger.OpenDisbursements (groupCommit):
+// on PostgreSQL one round trip and one commit for the group instead of one
 // each, which is most of what a create costs the database. A lone create
-// is a group of one: there is one write path. It is group commit without a
-// background loop: a create that queues while fewer than maxCreateLeaders
-// leaders run starts one; a leader writes whatever has queued, group by
-// group, until nothing is left, and then stops. An idle API therefore
-// writes a lone create at once. Two groups in flight never deadlock: each
-// locks its wallets in id order.
+// is a group of one: there is one write path. Two groups in flight never
+// deadlock: each locks its wallets in id order.
 //
 // A busy wallet's creates share a group: its guard sees their summed
 // gross, and one row update locks them all, so the wallet's row is taken
@@ -48,53 +42,17 @@ const maxCreateLeaders = 2
 const createGroupTimeout = 30 * time.Second
 
 // insertRequest is one create waiting for its group to be written.
-type insertRequest struct {
-	d    *models.Disbursement
-	done chan error // buffered: the leader never waits for the create
-}
+type insertRequest = groupRequest[*models.Disbursement]
 
-// createGrouper queues creates for their leader.
-type createGrouper struct {
-	mu      sync.Mutex
-	queue   []*insertRequest
-	leaders int // running
+// newCreateGrouper returns the group commit of the Service's creates.
+func (s *Service) newCreateGrouper() *groupCommit[*models.Disbursement] {
+	return &groupCommit[*models.Disbursement]{maxLeaders: maxCreateLeaders, next: nextCreateGroup, write: s.writeCreateGroup}
 }
 
 // insertGrouped writes d, its lock and its audit line as part of a group,
 // and returns once they are committed (nil) or refused: what
 // ledger.OpenDisbursements of d alone would answer.
-func (s *Service) insertGrouped(d *models.Disbursement) error {
-	g := s.creates
-	req := &insertRequest{d: d, done: make(chan error, 1)}
-	g.mu.Lock()
-	g.queue = append(g.queue, req)
-	if g.leaders < maxCreateLeaders {
-		g.leaders++
-		go s.leadCreateGroups()
-	}
-	g.mu.Unlock()
-	// Wait for the answer even if the request is cancelled: the row may be
-	// committed, and the caller must know.
-	return <-req.done
-}
-
-// leadCreateGroups writes the queued creates, group by group, until the
-// queue is empty.
-func (s *Service) leadCreateGroups() {
-	g := s.creates
-	for {
-		g.mu.Lock()
-		if len(g.queue) == 0 {
-			g.leaders--
-			g.mu.Unlock()
-			return
-		}
-		group, rest := nextCreateGroup(g.queue)
-		g.queue = rest
-		g.mu.Unlock()
-		s.writeCreateGroup(group)
-	}
-}
+func (s *Service) insertGrouped(d *models.Disbursement) error { return s.creates.do(d) }
 
 // nextCreateGroup takes from queue, in order, the creates that can share a
 // statement: at most one per client's key, at most maxCreateGroup. The
@@ -106,7 +64,7 @@ func nextCreateGroup(queue []*insertRequest) (group, rest []*insertRequest) {
 	}
 	keys := map[clientKey]bool{}
 	for _, r := range queue {
-		k := clientKey{r.d.ClientID, r.d.IdempotencyKey}
+		k := clientKey{r.item.ClientID, r.item.IdempotencyKey}
 		if len(group) == maxCreateGroup || keys[k] {
 			rest = append(rest, r)
 			continue
@@ -121,27 +79,16 @@ func nextCreateGroup(queue []*insertRequest) (group, rest []*insertRequest) {
 func (s *Service) writeCreateGroup(group []*insertRequest) {
 	ctx, cancel := context.WithTimeout(context.Background(), createGroupTimeout)
 	defer cancel()
-	answered := 0
-	defer func() {
-		// A panic must not leave a create waiting for ever.
-		if r := recover(); r != nil {
-			slog.Error("create group panicked", slog.Any("panic", r))
-			for _, req := range group[answered:] {
-				req.done <- fmt.Errorf("payouts: writing the create group: %v", r)
-			}
-		}
-	}()
 	ds := make([]*models.Disbursement, len(group))
 	for i, req := range group {
-		ds[i] = req.d
+		ds[i] = req.item
 	}
 	opened, err := ledger.OpenDisbursements(ctx, s.db, ds)
 	if err != nil && len(group) > 1 {
 		slog.DebugContext(ctx, "create group not written; writing its creates one by one",
 			slog.Int("creates", len(group)), slog.Any("error", err))
 		for _, req := range group {
-			req.done <- s.openOne(ctx, req.d)
-			answered++
+			req.done <- s.openOne(ctx, req.item)
 		}
 		return
 	}
@@ -153,16 +100,15 @@ func (s *Service) writeCreateGroup(group []*insertRequest) {
 		switch {
 		case err != nil:
 			req.done <- err
-		case opened[req.d.ID]:
+		case opened[req.item.ID]:
 			req.done <- nil
-		case perWallet[req.d.WalletID] > 1:
+		case perWallet[req.item.WalletID] > 1:
 			// Refused with its wallet's other creates, for their sum:
 			// on its own it may fit.
-			req.done <- s.openOne(ctx, req.d)
+			req.done <- s.openOne(ctx, req.item)
 		default:
 			req.done <- models.ErrInsufficientBalance
 		}
-		answered++
 	}
 }
 

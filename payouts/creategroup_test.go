@@ -28,7 +28,7 @@ func (f *fixture) unsaved(wallet uuid.UUID, amount models.Amount, key string) *m
 func requests(ds ...*models.Disbursement) []*insertRequest {
 	out := make([]*insertRequest, len(ds))
 	for i, d := range ds {
-		out[i] = &insertRequest{d: d, done: make(chan error, 1)}
+		out[i] = newGroupRequest(d)
 	}
 	return out
 }
@@ -99,7 +99,7 @@ func TestCreateGroupAnswersEachCreate(t *testing.T) {
 	want := []error{nil, models.ErrInsufficientBalance, models.ErrInsufficientBalance, nil}
 	for i, req := range group {
 		if err := <-req.done; !errors.Is(err, want[i]) || (want[i] == nil && err != nil) {
-			t.Errorf("create %q answered %v, want %v", req.d.IdempotencyKey, err, want[i])
+			t.Errorf("create %q answered %v, want %v", req.item.IdempotencyKey, err, want[i])
 		}
 	}
 	for _, tc := range []struct {
@@ -192,7 +192,7 @@ func TestCreateGroupOnOneWallet(t *testing.T) {
 				if tc.stored[i] {
 					want, locked = 1, locked+amount
 				}
-				if n := f.count("disbursements", "id = ?", req.d.ID); n != want {
+				if n := f.count("disbursements", "id = ?", req.item.ID); n != want {
 					t.Errorf("create %d: %d rows, want %d", i, n, want)
 				}
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"github.com/payoutd/payoutd/ledger"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/vendors"
 )
@@ -120,7 +121,7 @@ func (s *Service) applyObserved(ctx context.Context, d *models.Disbursement, r v
 			if len(moves) == 0 {
 				return nil
 			}
-			err := s.move(ctx, d, moves...)
+			err := s.moveGrouped(d, moves...)
 			if !errors.Is(err, models.ErrStaleStatus) || attempt > 0 {
 				return err
 			}
@@ -357,6 +358,9 @@ func (s *Service) moveAll(ctx context.Context, plans []plan) error {
 	now := s.clock()
 	work := make([]models.Disbursement, len(plans))
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := ledger.LockWallets(tx, moneyWallets(plans)); err != nil {
+			return err
+		}
 		groups := map[string][]*models.Disbursement{}
 		paths := map[string][]Move{}
 		var order []string
@@ -398,6 +402,19 @@ func (s *Service) moveAll(ctx context.Context, plans []plan) error {
 	}
 	s.enqueueEvents(ctx, final)
 	return nil
+}
+
+// moneyWallets are the wallets whose money plans move: those of the plans
+// that end in a final status (postings, or a lock released). moveAll takes
+// their rows first (ledger.LockWallets).
+func moneyWallets(plans []plan) []uuid.UUID {
+	var ids []uuid.UUID
+	for _, p := range plans {
+		if n := len(p.moves); n > 0 && p.moves[n-1].To.Terminal() {
+			ids = append(ids, p.d.WalletID)
+		}
+	}
+	return ids
 }
 
 // enqueueEvents enqueues the pending webhook events of the disbursements.

@@ -45,7 +45,10 @@ type Service struct {
 	batches *batcher // set while RunSubmitBatches runs
 
 	// creates groups the inserts of concurrent creates.
-	creates *createGrouper
+	creates *groupCommit[*models.Disbursement]
+	// moves groups the result moves of concurrent status checks and
+	// callbacks.
+	moves *groupCommit[plan]
 	// inquiries bounds creates refused after their inquiry; nil: no bound.
 	inquiries InquiryBudget
 }
@@ -100,7 +103,8 @@ func New(o Options) *Service {
 	}
 	s := &Service{db: o.DB, store: models.NewStore(o.DB), vendors: o.Vendors, queue: o.Queue,
 		lockTTL: o.LockTTL, submitLease: o.SubmitLease, now: o.Now, metrics: o.Metrics, inquiries: o.InquiryBudget, returnWatch: o.ReturnWatch,
-		creates: &createGrouper{}}
+	}
+	s.creates, s.moves = s.newCreateGrouper(), s.newMoveGrouper()
 	return s
 }
 
