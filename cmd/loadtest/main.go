@@ -7,6 +7,7 @@
 //	go run ./cmd/loadtest                        # balance, 32 workers, 2 s warm-up + 10 s
 //	go run ./cmd/loadtest -scenario disbursements  # pgbench ceilings, creates, drain: one table
 //	go run ./cmd/loadtest -scenario disbursements -rail xendit  # the same on the Xendit simulator
+//	go run ./cmd/loadtest -scenario drain -rail snap  # creates and drain on a SNAP BI bank's simulator
 //	go run ./cmd/loadtest -scenario create-hot -concurrency 16
 //	go run ./cmd/loadtest -scenario payments     # POST /api/v1/payments, 16 workers
 //	go run ./cmd/loadtest -scenario all          # disbursements plus payments: one table
@@ -66,14 +67,20 @@
 // -rail decides the vendor the wallets of drain, disbursements and all are
 // on (rail.go): sandbox (the default) is simbank inside the api and worker;
 // vendorsim is simbank served over HTTP by `payoutd vendorsim`; xendit is
-// vendor xendit served by `payoutd vendorsim --provider xendit`. A
-// simulated rail runs as a process of its own on a free loopback port,
-// with SANDBOX_COMPLETE_AFTER=-sandbox-complete-after (so it pays at once
-// and the drain measures the service, not a simulated bank's delay) and
-// two secrets made up for the run, which the api and worker get through
-// their environment (XENDIT_SECRET_KEY, XENDIT_CALLBACK_TOKEN,
+// vendor xendit served by `payoutd vendorsim --provider xendit`; snap is
+// vendor snap:bca, a SNAP BI bank served by `payoutd vendorsim --provider
+// snap --bank bca`. A simulated rail runs as a process of its own on a
+// free loopback port, with SANDBOX_COMPLETE_AFTER=-sandbox-complete-after
+// (so it pays at once and the drain measures the service, not a simulated
+// bank's delay) and secrets made up for the run, which the api and worker
+// get through their environment (XENDIT_SECRET_KEY, XENDIT_CALLBACK_TOKEN,
 // XENDIT_BASE_URL; or VENDORSIM_URL, VENDORSIM_TOKEN,
-// VENDORSIM_CALLBACK_SECRET) and the summary never prints. Such a rail
+// VENDORSIM_CALLBACK_SECRET; or SNAP_BANKS and the SNAP_BCA_* variables)
+// and the summary never prints. The snap rail also makes the platform's
+// and the bank's 2048-bit RSA key pairs, in a private temporary directory
+// removed at the end of the run: the service signs with the platform's
+// and verifies notifications with the bank's public key, the simulator
+// the other way round. Such a rail
 // reports payouts to the api, so an api runs through the drain beside the
 // worker to receive its callbacks; the CPU of the simulator and of that
 // api is reported as "rail". The drain counts a payout once it is final

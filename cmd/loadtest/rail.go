@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/payoutd/payoutd/internal/config"
 	"github.com/payoutd/payoutd/vendors"
 	"github.com/payoutd/payoutd/vendors/sandbox"
 	"github.com/payoutd/payoutd/vendors/xendit"
@@ -20,8 +21,7 @@ import (
 // railInfo is an entry of the -rail list: the vendor the load's wallets
 // are on and, for a rail served by a simulator, how to start `payoutd
 // vendorsim` and what the api and worker are told to reach it. Adding a
-// rail (SNAP: vendor "snap:<bank>", `vendorsim --provider snap --bank
-// <bank>`, the SNAP_<B>_* variables) is one entry here.
+// rail is one entry here.
 type railInfo struct {
 	name    string
 	summary string
@@ -38,17 +38,24 @@ type railInfo struct {
 	// serviceEnv is what the api and worker are told to use the simulator
 	// at simBase.
 	serviceEnv func(s railSecrets, simBase string) []string
+	// rsaKeys: the rail signs with RSA key pairs, made for the run
+	// (railSecrets.keys).
+	rsaKeys bool
 }
 
-// railSecrets are the two secrets a simulated rail is run with: made up
-// for the run, given to the simulator and the service through their
-// environments only, never printed.
+// railSecrets are the secrets a simulated rail is run with: made up for
+// the run, given to the simulator and the service through their
+// environments only (a key by the path of its file), never printed.
 type railSecrets struct {
-	// token is what the service sends (bearer token, API key).
+	// token is what the service sends or signs its requests with (bearer
+	// token, API key, SNAP client secret).
 	token string
 	// callbackSecret is what the simulator's callbacks carry or are
-	// signed with; never equal to token.
+	// signed with, on a rail without RSA keys; never equal to token.
 	callbackSecret string
+	// keys are the RSA key files of a rail with rsaKeys: the bank's pair
+	// signs the SNAP notifications, not callbackSecret.
+	keys railKeys
 }
 
 // rails lists every -rail value.
@@ -85,6 +92,49 @@ var rails = []railInfo{
 			return []string{"XENDIT_SECRET_KEY=" + s.token, "XENDIT_CALLBACK_TOKEN=" + s.callbackSecret, "XENDIT_BASE_URL=" + simBase}
 		},
 	},
+	{
+		name: "snap", summary: "SNAP BI bank " + snapRailBank + " served over HTTP by `payoutd vendorsim --provider snap`, notifications to the api",
+		vendor: snapRailVendor, simCommand: "payoutd vendorsim --provider snap --bank " + snapRailBank, rsaKeys: true,
+		simArgs: func(addr, apiBase string) []string {
+			return []string{"vendorsim", "--provider", "snap", "--bank", snapRailBank, "--addr", addr, "--callback-url", apiBase + "/vendor-callbacks/" + snapRailVendor}
+		},
+		simEnv:     snapSimEnv,
+		serviceEnv: snapServiceEnv,
+	},
+}
+
+// The SNAP rail's bank and the ids the service and the simulator share:
+// made up, none of them secret (internal/config prints them; the client
+// key travels in every request's X-CLIENT-KEY header).
+const (
+	snapRailBank          = "bca"
+	snapRailVendor        = "snap:" + snapRailBank
+	snapRailPartnerID     = "LOADTEST"
+	snapRailClientKey     = "loadtest-client-key"
+	snapRailChannelID     = "95051"
+	snapRailSourceAccount = "8800112233"
+)
+
+// snapSimEnv is the SNAP simulator's environment (cmd/payoutd snapsim.go):
+// the shared ids, the client secret, the platform's public key to verify
+// the token request with, the bank's private key to sign notifications.
+// It never gets the platform's private key.
+func snapSimEnv(s railSecrets, o options) []string {
+	p := config.SnapEnvPrefix(snapRailBank)
+	return []string{p + "PARTNER_ID=" + snapRailPartnerID, p + "CLIENT_KEY=" + snapRailClientKey, p + "CLIENT_SECRET=" + s.token,
+		p + "SOURCE_ACCOUNT=" + snapRailSourceAccount, p + "PLATFORM_PUBLIC_KEY_FILE=" + s.keys.platformPublic,
+		"SNAPSIM_BANK_PRIVATE_KEY_FILE=" + s.keys.bankKey, "SANDBOX_COMPLETE_AFTER=" + o.sandboxCompleteAfter.String()}
+}
+
+// snapServiceEnv is what the api and worker read for the bank
+// (internal/config snap.go): SNAP_BANKS and every SNAP_<B>_* variable,
+// the keys by file. They never get the bank's private key.
+func snapServiceEnv(s railSecrets, simBase string) []string {
+	p := config.SnapEnvPrefix(snapRailBank)
+	return []string{"SNAP_BANKS=" + snapRailBank, p + "BASE_URL=" + simBase,
+		p + "PARTNER_ID=" + snapRailPartnerID, p + "CLIENT_KEY=" + snapRailClientKey, p + "CLIENT_SECRET=" + s.token,
+		p + "CHANNEL_ID=" + snapRailChannelID, p + "SOURCE_ACCOUNT=" + snapRailSourceAccount,
+		p + "PRIVATE_KEY_FILE=" + s.keys.platformKey, p + "BANK_PUBLIC_KEY_FILE=" + s.keys.bankPublic}
 }
 
 const defaultRail = "sandbox"
@@ -130,6 +180,8 @@ type railRun struct {
 	base string
 	// serviceEnv goes to the api and worker (secrets: never printed).
 	serviceEnv []string
+	// keys are the run's RSA key files, removed by close.
+	keys railKeys
 }
 
 // simReadyTimeout bounds the wait for the simulator's port to open.
@@ -137,7 +189,8 @@ const simReadyTimeout = 30 * time.Second
 
 // startRail starts the rail's simulator on a free loopback port, calling
 // back to the api at apiBase, and returns once it accepts connections.
-// A rail without a simulator gives a railRun with nothing to stop.
+// A rail without a simulator gives a railRun with nothing to stop. The
+// caller closes the railRun once the api and worker have stopped.
 func startRail(ctx context.Context, info railInfo, o options, bin *payoutdBinary, apiBase string, logs io.Writer) (*railRun, error) {
 	rr := &railRun{info: info}
 	if !info.simulated() {
@@ -147,24 +200,38 @@ func startRail(ctx context.Context, info railInfo, o options, bin *payoutdBinary
 	if err != nil {
 		return nil, err
 	}
-	addr, err := freeLoopbackAddr()
-	if err != nil {
+	if info.rsaKeys {
+		if secrets.keys, err = newRailKeys(); err != nil {
+			return nil, err
+		}
+		rr.keys = secrets.keys
+	}
+	if err := rr.startSim(ctx, secrets, o, bin, apiBase, logs); err != nil {
+		rr.close(logs)
 		return nil, err
 	}
-	env := append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, info.simEnv(secrets, o)...)
-	// The simulator logs every payout at info: only its warnings and
-	// errors reach the tool's output.
-	rr.sim, err = startProcessArgs(bin, "vendorsim", info.simArgs(addr, apiBase), env, &levelFilter{w: logs})
-	if err != nil {
-		return nil, err
-	}
-	if err := waitListening(ctx, addr, rr.sim); err != nil {
-		rr.stop(logs)
-		return nil, err
-	}
-	rr.base = "http://" + addr
 	rr.serviceEnv = info.serviceEnv(secrets, rr.base)
 	return rr, nil
+}
+
+// startSim starts the simulator and waits for its port.
+func (rr *railRun) startSim(ctx context.Context, secrets railSecrets, o options, bin *payoutdBinary, apiBase string, logs io.Writer) error {
+	addr, err := freeLoopbackAddr()
+	if err != nil {
+		return err
+	}
+	env := append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, rr.info.simEnv(secrets, o)...)
+	// The simulator logs every payout at info: only its warnings and
+	// errors reach the tool's output.
+	rr.sim, err = startProcessArgs(bin, "vendorsim", rr.info.simArgs(addr, apiBase), env, &levelFilter{w: logs})
+	if err != nil {
+		return err
+	}
+	if err := waitListening(ctx, addr, rr.sim); err != nil {
+		return err
+	}
+	rr.base = "http://" + addr
+	return nil
 }
 
 // stop stops the simulator, if any; safe to call more than once.
@@ -174,6 +241,19 @@ func (rr *railRun) stop(logs io.Writer) {
 	}
 	if err := rr.sim.stop(); err != nil {
 		progress(logs, "warning: %v", err)
+	}
+}
+
+// close stops the simulator and removes the run's key files; safe to
+// call more than once. The api and worker read the keys when they start,
+// so close comes after the last of them has started.
+func (rr *railRun) close(logs io.Writer) {
+	if rr == nil {
+		return
+	}
+	rr.stop(logs)
+	if err := rr.keys.remove(); err != nil {
+		progress(logs, "warning: removing the rail's key files: %v", err)
 	}
 }
 
@@ -190,9 +270,13 @@ func (rr *railRun) describe(o options) string {
 	if !rr.info.simulated() {
 		return fmt.Sprintf("%s: wallets on %s, in-process, SANDBOX_COMPLETE_AFTER=%s", rr.info.name, rr.info.vendor, o.sandboxCompleteAfter)
 	}
-	return fmt.Sprintf("%s: wallets on %s, `%s` at %s (SANDBOX_COMPLETE_AFTER=%s, secrets made up for the run);\n"+
+	made := "secrets"
+	if rr.info.rsaKeys {
+		made = "secrets and RSA keys"
+	}
+	return fmt.Sprintf("%s: wallets on %s, `%s` at %s (SANDBOX_COMPLETE_AFTER=%s, %s made up for the run);\n"+
 		"          it calls back to an api that runs through the drain beside the worker",
-		rr.info.name, rr.info.vendor, rr.info.simCommand, rr.base, o.sandboxCompleteAfter)
+		rr.info.name, rr.info.vendor, rr.info.simCommand, rr.base, o.sandboxCompleteAfter, made)
 }
 
 func newRailSecrets() (railSecrets, error) {

@@ -78,7 +78,7 @@ func executeSuite(ctx context.Context, s *runSetup, info scenarioInfo, stdout, s
 	if err != nil {
 		return false, err
 	}
-	defer rr.stop(stderr)
+	defer rr.close(stderr)
 	if full {
 		if sum.Ceilings, err = measureCeilings(ctx, o, s.db, stderr); err != nil {
 			return false, err
