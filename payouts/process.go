@@ -130,7 +130,7 @@ func (s *Service) applyObserved(ctx context.Context, d *models.Disbursement, r v
 				return err
 			}
 			*d = *fresh
-		case sameResult(d.Status, r.Status):
+		case sameResult(d.Status, r.Status), olderNews(d.Status, r.Status):
 			return nil
 		default:
 			return s.recordLate(ctx, d, r, source)
@@ -150,6 +150,17 @@ func sameResult(stored models.DisbursementStatus, reported vendors.PayoutStatus)
 		return reported == vendors.PayoutReturned
 	}
 	return false // EXPIRED, CANCELLED: the vendor never had it
+}
+
+// olderNews reports whether a vendor status is older than the final stored
+// status, not a contradiction of it: SUCCESS, FAILED and RETURNED are what
+// the vendor itself reported, and a vendor never takes a final payout back
+// to pending, so a pending report (a submit's acceptance overtaken by the
+// vendor's notification of the result) is news from before. EXPIRED and
+// CANCELLED are ours: the vendor was never to have the payout, and its
+// pending report is a contradiction to record.
+func olderNews(stored models.DisbursementStatus, reported vendors.PayoutStatus) bool {
+	return !reported.Final() && (stored == models.StatusSuccess || stored == models.StatusFailed || stored == models.StatusReturned)
 }
 
 // recordLate keeps a result contradicting d's final status in
