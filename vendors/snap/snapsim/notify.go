@@ -58,6 +58,9 @@ func (b *Bank) Flush(ctx context.Context) (int, error) {
 	sent := 0
 	var errs []error
 	for _, d := range batch {
+		if ctx.Err() != nil {
+			break // stopping: what is left waits for the next Flush
+		}
 		if err := b.deliver(ctx, d.body); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", d.ref, err))
 			continue

@@ -651,6 +651,9 @@ func (s *Server) Flush(ctx context.Context) (int, error) {
 	sent := 0
 	var errs []error
 	for _, d := range batch {
+		if ctx.Err() != nil {
+			break // stopping: what is left waits for the next Flush
+		}
 		if err := s.deliver(ctx, d.body); err != nil {
 			errs = append(errs, err)
 			continue
