@@ -402,7 +402,7 @@ func (cr *concurrentRun) finishEvidence(name string, ev *phaseEvidence, hooks []
 			ev.Errors = append(ev.Errors, fmt.Sprintf("%s profile: %v", proc, err))
 			continue
 		}
-		if top := profileTop(path, 6); len(top) > 0 {
+		if top := profileTop(path, 10); len(top) > 0 {
 			ev.ProfileTops[proc] = top
 		} else {
 			ev.Errors = append(ev.Errors, fmt.Sprintf("%s profile: none read from %s", proc, path))
