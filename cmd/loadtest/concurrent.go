@@ -42,6 +42,12 @@ type concurrentResult struct {
 	ReconcileProblems []string `json:"reconcile_problems,omitempty"`
 	NegativeWallets   int      `json:"negative_wallets"`
 	EvidenceDir       string   `json:"evidence_dir,omitempty"`
+	// SettledBefore is how many payouts of earlier phases (a drain whose
+	// window closed first) the worker finished before the first
+	// sub-phase; LeftOpen how many were still open at the bound, which
+	// then distort the figures.
+	SettledBefore int `json:"settled_before"`
+	LeftOpen      int `json:"left_open"`
 	// PgStatStatements says why pg_stat_statements gave nothing ("" when
 	// it did, or without -evidence).
 	PgStatStatements string `json:"pg_stat_statements_unavailable,omitempty"`
@@ -137,6 +143,9 @@ func measureConcurrent(ctx context.Context, s *runSetup, bin *payoutdBinary, cfg
 		return nil, err
 	}
 	defer stopLogged(cr.worker, stderr)
+	if res.SettledBefore, res.LeftOpen, err = cr.settle(ctx); err != nil {
+		return nil, err
+	}
 	for _, sub := range concurrentSubs {
 		p, err := cr.runSub(ctx, sub)
 		if err != nil {
@@ -146,6 +155,39 @@ func measureConcurrent(ctx context.Context, s *runSetup, bin *payoutdBinary, cfg
 	}
 	stopLogged(cr.worker, stderr)
 	return res, res.reconcile(ctx, s)
+}
+
+// settle lets the worker finish what earlier phases left open (the
+// drain's window may close first), at most -concurrent-drain-timeout, so
+// that the sub-phases' worker works only on their own payouts. On a rail
+// that calls back, no api receives the callbacks meanwhile: the worker's
+// status polls bring the results.
+func (cr *concurrentRun) settle(ctx context.Context) (settled, left int, err error) {
+	before, err := countDisbursements(ctx, cr.s.db)
+	if err != nil || before.open == 0 {
+		return 0, 0, err
+	}
+	progress(cr.stderr, "concurrent: the worker first finishes the %d payouts earlier phases left open (at most %s)", before.open, cr.s.o.concurrentDrainTimeout)
+	deadline := time.Now().Add(cr.s.o.concurrentDrainTimeout)
+	for {
+		c, err := countDisbursements(ctx, cr.s.db)
+		if err != nil {
+			return 0, 0, err
+		}
+		if c.open == 0 || time.Now().After(deadline) {
+			if c.open > 0 {
+				progress(cr.stderr, "warning: %d payouts of earlier phases still open: they distort the concurrent figures", c.open)
+			}
+			return before.open - c.open, c.open, nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, 0, ctx.Err()
+		case <-cr.worker.exited:
+			return 0, 0, fmt.Errorf("payoutd worker exited before the concurrent phase: %v", cr.worker.err)
+		case <-time.After(concurrentPollGap):
+		}
+	}
 }
 
 // spreadFixture is the run's clients and, when fewer than wallets, as

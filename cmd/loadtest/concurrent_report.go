@@ -90,6 +90,9 @@ func printConcurrentNotes(w io.Writer, r *concurrentResult) {
 		return
 	}
 	fmt.Fprintf(w, "  concurrent: api and worker running together, no warm-up, each sub-phase -duration or %d creates; every payout followed to its end\n", r.MaxCreates)
+	if r.SettledBefore > 0 || r.LeftOpen > 0 {
+		fmt.Fprintf(w, "    before it the worker finished %d payouts earlier phases left open; %d still open (they distort the figures when not 0)\n", r.SettledBefore, r.LeftOpen)
+	}
 	for _, p := range r.Phases {
 		e := p.EndToEnd
 		state := "all terminal"
