@@ -307,24 +307,7 @@ func printSuite(w io.Writer, o options, r *suiteResult, rr *railRun) {
 	fmt.Fprintf(w, "          (APP_ENV=%s, LOG_LEVEL=warn, %s)\n", o.env, strings.Join(r.ServerEnv, " "))
 	fmt.Fprintf(w, "          PostgreSQL %s, Redis %s (flushed at the start), %d clients\n", redact(o.databaseURL), redact(o.redisURL), r.Clients)
 	fmt.Fprintf(w, "rail      %s\n", rr.describe(o))
-	window := fmt.Sprintf("warm-up %s, measured %s", o.warmup, o.duration)
-	if r.CreateMany == nil { // the concurrent phase alone: no warm-up
-		window = fmt.Sprintf("no warm-up, each sub-phase %s or %d creates", o.duration, o.concurrentMax)
-	}
-	fmt.Fprintf(w, "creates   %s IDR %s to %s %s, a fresh Idempotency-Key each; %s\n",
-		r.Amount, createTransferType, createBankCode, createAccountNo, window)
-	if r.Payments != nil {
-		fmt.Fprintf(w, "payments  price %d to each client's default wallet, %s; warm-up %s, measured %s\n",
-			paymentPrice, paymentAuthText(r.PaymentAuth), o.warmup, o.duration)
-	}
-	if r.CreateMany != nil {
-		fmt.Fprintf(w, "note      %s\n", submitWaitNote)
-	} else {
-		fmt.Fprintf(w, "note      %s\n", concurrentNote)
-	}
-	if r.Payments != nil {
-		fmt.Fprintf(w, "          %s\n", paymentsNote)
-	}
+	printSuiteLoad(w, o, r)
 	if c := r.Ceilings; c != nil {
 		if c.Unavailable != "" {
 			fmt.Fprintf(w, "pgbench   ceiling unavailable: %s\n", c.Unavailable)
@@ -351,6 +334,29 @@ func printSuite(w io.Writer, o options, r *suiteResult, rr *railRun) {
 	}
 	line, _ := json.Marshal(r)
 	fmt.Fprintf(w, "\n%s\n", line)
+}
+
+// printSuiteLoad says what the creates and payments were and what a
+// create's latency covers.
+func printSuiteLoad(w io.Writer, o options, r *suiteResult) {
+	window := fmt.Sprintf("warm-up %s, measured %s", o.warmup, o.duration)
+	if r.CreateMany == nil { // the concurrent phase alone: no warm-up
+		window = fmt.Sprintf("no warm-up, each sub-phase %s or %d creates", o.duration, o.concurrentMax)
+	}
+	fmt.Fprintf(w, "creates   %s IDR %s to %s %s, a fresh Idempotency-Key each; %s\n",
+		r.Amount, createTransferType, createBankCode, createAccountNo, window)
+	if r.Payments != nil {
+		fmt.Fprintf(w, "payments  price %d to each client's default wallet, %s; warm-up %s, measured %s\n",
+			paymentPrice, paymentAuthText(r.PaymentAuth), o.warmup, o.duration)
+	}
+	if r.CreateMany != nil {
+		fmt.Fprintf(w, "note      %s\n", submitWaitNote)
+	} else {
+		fmt.Fprintf(w, "note      %s\n", concurrentNote)
+	}
+	if r.Payments != nil {
+		fmt.Fprintf(w, "          %s\n", paymentsNote)
+	}
 }
 
 // printSuiteTable prints one row per figure with its ceiling and ratio,
