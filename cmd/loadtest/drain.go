@@ -142,8 +142,9 @@ func pendingSubmitTasks(ctx context.Context, redisURL string) int {
 // until all are final or o.drainDuration has passed, counting by polling
 // the database; the rate and latencies are taken from the rows' times. On
 // a rail that calls back, an api runs beside the worker to receive the
-// callbacks.
-func measureDrain(ctx context.Context, s *runSetup, bin *payoutdBinary, cfg serverConfig, rr *railRun, stderr io.Writer) (*drainResult, error) {
+// callbacks. stopRail stops the rail's simulator before that api, when no
+// phase follows that needs it.
+func measureDrain(ctx context.Context, s *runSetup, bin *payoutdBinary, cfg serverConfig, rr *railRun, stopRail bool, stderr io.Writer) (*drainResult, error) {
 	before, err := countDisbursements(ctx, s.db)
 	if err != nil {
 		return nil, err
@@ -182,7 +183,9 @@ func measureDrain(ctx context.Context, s *runSetup, bin *payoutdBinary, cfg serv
 	// the api the simulator calls back, so that no call is left without
 	// its receiver.
 	stopLogged(w, stderr)
-	rr.stop(stderr)
+	if stopRail {
+		rr.stop(stderr)
+	}
 	d.Drained = end.success - before.success
 	d.Failed = end.failed - before.failed
 	d.Requested = end.requested

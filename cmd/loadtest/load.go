@@ -37,6 +37,9 @@ type loadPlan struct {
 	died <-chan struct{}
 	// expectRate sizes the sample slices (requests/s); 0 means goalRPS.
 	expectRate float64
+	// maxRequests, when positive, ends the run once that many requests
+	// (warm-up included) have been sent, even before duration has passed.
+	maxRequests uint64
 }
 
 // windowHooks are told when the measured window opens and closes.
@@ -192,7 +195,11 @@ func (w *workerStats) run(ctx context.Context, plan loadPlan, seq *atomic.Uint64
 		ok, failure := false, ""
 		var latency time.Duration
 		sent := now
-		req, err := plan.scenario.NewRequest(ctx, plan.base, seq.Add(1)-1, now)
+		n := seq.Add(1) - 1
+		if plan.maxRequests > 0 && n >= plan.maxRequests {
+			return
+		}
+		req, err := plan.scenario.NewRequest(ctx, plan.base, n, now)
 		if err != nil {
 			failure = "building the request: " + err.Error()
 		} else {

@@ -11,6 +11,7 @@
 //	go run ./cmd/loadtest -scenario create-hot -concurrency 16
 //	go run ./cmd/loadtest -scenario payments     # POST /api/v1/payments, 16 workers
 //	go run ./cmd/loadtest -scenario all          # disbursements plus payments: one table
+//	go run ./cmd/loadtest -scenario concurrent -evidence  # api and worker together, with PostgreSQL's evidence
 //	go run ./cmd/loadtest -concurrency 32 -duration 30s
 //	go run ./cmd/loadtest -server-env LOG_LEVEL=info   # with access logs
 //	go run ./cmd/loadtest -inprocess-profile cpu.pprof && go tool pprof -top cpu.pprof
@@ -88,6 +89,29 @@
 // brought the result, and reports the p50/p90/p99/max of a paid payout's
 // latency from the worker's first call to the vendor (submit_attempted_at)
 // to SUCCESS (completed_at).
+//
+// Scenario concurrent (also the last phase of disbursements and all) runs
+// the api and `payoutd worker` together, as in production, with
+// -concurrency clients (32 by default) and no warm-up, in three
+// sub-phases of -duration or -concurrent-max creates each: hot (one
+// wallet, DISBURSEMENT_SUBMIT_WAIT=0), spread (-concurrent-wallets
+// wallets, wait 0) and wait (those wallets, the service's default wait).
+// After the creates it waits, at most -concurrent-drain-timeout, until
+// every payout of the sub-phase is terminal, and reports creates/s with
+// p50/p99/max, end to end (payouts over the time from the first create to
+// the last terminal; create → terminal p50/p99/max; how long after the
+// last create the last payout became terminal), each rate over the same
+// run's ceiling (hot row for hot, spread for the others). Then it runs the
+// ledger's reconcile (as `payoutd admin reconcile`) and counts overdrawn
+// wallets; payouts left open, a failed one, an overdrawn wallet or a
+// reconcile problem make the run unclean (exit 1). With -evidence it
+// samples pg_stat_activity (wait events) and pg_locks (blocked requests,
+// and which statement waits for which) every 100 ms, reads
+// pg_stat_statements when the server preloads it, times a Redis PING every
+// 100 ms, and takes CPU profiles of the api (its /debug/pprof) and of the
+// worker (net/http/pprof added to the tool's build only, by go build
+// -overlay, listening on a loopback port given in LOADTEST_PPROF_ADDR); a
+// breakdown goes into the summary, the raw files into -evidence-dir.
 //
 // Self-contained mode (the default) needs PostgreSQL and Redis on this
 // machine. The tool drops and recreates the database named in
@@ -198,6 +222,13 @@ type options struct {
 	pgbenchDuration      time.Duration
 	pgbenchClients       int
 	pgbenchRows          int
+
+	// The concurrent phase (concurrent.go) and its evidence.
+	concurrentMax          int
+	concurrentWallets      int
+	concurrentDrainTimeout time.Duration
+	evidence               bool
+	evidenceDir            string
 }
 
 func main() {
@@ -303,6 +334,13 @@ func (o *options) defineScenarioFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.pgbenchDuration, "pgbench-duration", 10*time.Second, "pgbench time of each ceiling (spread, hot row)")
 	fs.IntVar(&o.pgbenchClients, "pgbench-clients", 16, "pgbench clients (-c)")
 	fs.IntVar(&o.pgbenchRows, "pgbench-rows", 10000, "rows the spread ceiling's updates are spread over")
+	fs.IntVar(&o.concurrentMax, "concurrent-max", 20000, "concurrent: most creates of each sub-phase (it also ends after -duration)")
+	fs.IntVar(&o.concurrentWallets, "concurrent-wallets", 100, "concurrent: wallets the spread and wait sub-phases go over (clients added beyond -clients)")
+	fs.DurationVar(&o.concurrentDrainTimeout, "concurrent-drain-timeout", 2*time.Minute,
+		"concurrent: longest wait, after the creates, for every payout of a sub-phase to be terminal;\nthose still open then are reported and the run exits 1")
+	fs.BoolVar(&o.evidence, "evidence", false,
+		"concurrent: sample pg_stat_activity wait events and pg_locks every 100ms, read pg_stat_statements,\nprofile the api and the worker, time Redis PINGs; raw files in -evidence-dir")
+	fs.StringVar(&o.evidenceDir, "evidence-dir", "loadtest-evidence", "where -evidence writes its files (`DIR`, created)")
 }
 
 // printUsage is -h: what the tool does, its goals, its scenarios and its
@@ -379,13 +417,28 @@ func (o options) scenarioSettingProblems() []error {
 	if _, ok := lookupRail(o.rail); !ok {
 		errs = append(errs, fmt.Errorf("-rail %q: want one of %s", o.rail, strings.Join(railNames(), ", ")))
 	} else if info, ok := lookupScenario(o.scenario); ok && info.new != nil && o.rail != defaultRail {
-		errs = append(errs, fmt.Errorf("-rail %s: only with -scenario drain, disbursements or all (the suites that start the api and worker)", o.rail))
+		errs = append(errs, fmt.Errorf("-rail %s: only with -scenario drain, concurrent, disbursements or all (the suites that start the api and worker)", o.rail))
 	}
 	if o.drainDuration <= 0 || o.pgbenchDuration < time.Second {
 		errs = append(errs, errors.New("-drain-duration must be positive and -pgbench-duration at least 1s"))
 	}
 	if o.pgbenchClients < 1 || o.pgbenchRows < 1 {
 		errs = append(errs, errors.New("-pgbench-clients and -pgbench-rows must be at least 1"))
+	}
+	return append(errs, o.concurrentProblems()...)
+}
+
+// concurrentProblems checks the flags of the concurrent phase.
+func (o options) concurrentProblems() []error {
+	var errs []error
+	if o.concurrentMax < 1 || o.concurrentWallets < 1 || o.concurrentDrainTimeout <= 0 {
+		errs = append(errs, errors.New("-concurrent-max and -concurrent-wallets must be at least 1, -concurrent-drain-timeout positive"))
+	}
+	if o.evidence && !slices.Contains([]string{"concurrent", "disbursements", "all"}, o.scenario) {
+		errs = append(errs, fmt.Errorf("-evidence: only with -scenario concurrent, disbursements or all (the concurrent phase), not %s", o.scenario))
+	}
+	if o.evidence && o.duration > 50*time.Second {
+		errs = append(errs, errors.New("-evidence profiles the whole -duration, at most 50 s: -duration 50s or less"))
 	}
 	return errs
 }

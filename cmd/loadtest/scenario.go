@@ -74,11 +74,15 @@ var scenarios = []scenarioInfo{
 		unit: "payouts/s", goalRate: goalPayouts, creates: true,
 	},
 	{
-		name: "disbursements", summary: "pgbench ceilings (spread, hot row), create-many, create-hot and drain, with each figure as a ratio of its ceiling",
+		name: "concurrent", summary: "pgbench ceilings, then api and worker together: creates on one wallet, over many, and with the default wait, each payout followed to its end",
+		concurrency: 32, unit: "creates/s", creates: true,
+	},
+	{
+		name: "disbursements", summary: "pgbench ceilings (spread, hot row), create-many, create-hot, drain and concurrent, with each figure as a ratio of its ceiling",
 		unit: "creates/s", creates: true,
 	},
 	{
-		name: "all", summary: "disbursements with payments added: pgbench ceilings, create-many, create-hot, payments and drain, in one table",
+		name: "all", summary: "disbursements with payments added: pgbench ceilings, create-many, create-hot, payments, drain and concurrent, in one table",
 		unit: "creates/s", creates: true,
 	},
 }

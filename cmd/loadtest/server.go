@@ -37,12 +37,30 @@ type payoutdBinary struct {
 
 // buildPayoutd builds cmd/payoutd into a temporary folder; remove deletes it.
 func buildPayoutd(ctx context.Context) (*payoutdBinary, error) {
+	return buildPayoutdWith(ctx, false)
+}
+
+// buildPayoutdWith builds cmd/payoutd, with workerPprof adding the file of
+// workerPprofSource through go build -overlay (the repository is not
+// changed): a process started with LOADTEST_PPROF_ADDR serves
+// net/http/pprof there, which is how -evidence profiles the worker (only
+// the api serves /debug/pprof of its own).
+func buildPayoutdWith(ctx context.Context, workerPprof bool) (*payoutdBinary, error) {
 	dir, err := os.MkdirTemp("", "payoutd-loadtest-")
 	if err != nil {
 		return nil, err
 	}
 	bin := filepath.Join(dir, "payoutd")
-	build := exec.CommandContext(ctx, "go", "build", "-buildvcs=auto", "-o", bin, "github.com/payoutd/payoutd/cmd/payoutd")
+	args := []string{"build", "-buildvcs=auto", "-o", bin}
+	if workerPprof {
+		overlay, err := writePprofOverlay(ctx, dir)
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		args = append(args, "-overlay", overlay)
+	}
+	build := exec.CommandContext(ctx, "go", append(args, "github.com/payoutd/payoutd/cmd/payoutd")...)
 	if out, err := build.CombinedOutput(); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("go build ./cmd/payoutd (run the tool from the payoutd module: go run ./cmd/loadtest): %w\n%s", err, out)

@@ -30,6 +30,8 @@ type suiteResult struct {
 	Payments    *createFigures `json:"payments,omitempty"`
 	PaymentAuth string         `json:"payment_auth,omitempty"`
 	Drain       *drainResult   `json:"drain,omitempty"`
+	// Concurrent is the phase with api and worker running together.
+	Concurrent *concurrentResult `json:"concurrent,omitempty"`
 	// DrainRatio is the drain's rate over the hot-row ceiling.
 	DrainRatio *float64 `json:"drain_ratio,omitempty"`
 	// GoalMet: every absolute goal met; AimMet: every ratio at least
@@ -62,13 +64,15 @@ type createFigures struct {
 // one summary.
 func executeSuite(ctx context.Context, s *runSetup, info scenarioInfo, stdout, stderr io.Writer) (bool, error) {
 	o := s.o
-	full := info.name != "drain" // with the ceilings and create-hot
+	full := info.name != "drain" && info.name != "concurrent" // with create-hot
+	ceil := info.name != "drain"                              // with the pgbench ceilings
+	conc := info.name != "drain"                              // with the concurrent phase
 	cfg := s.serverConfig(info)
 	rail, _ := lookupRail(o.rail)
 	sum := &suiteResult{Scenario: info.name, Rail: rail.name, RailVendor: rail.vendor, CPUs: runtime.NumCPU(),
 		ServerEnv: cfg.extraEnv, Clients: o.clients, Amount: o.amount}
 	progress(stderr, "building cmd/payoutd")
-	bin, err := buildPayoutd(ctx)
+	bin, err := buildPayoutdWith(ctx, conc && o.evidence)
 	if err != nil {
 		return false, err
 	}
@@ -79,28 +83,44 @@ func executeSuite(ctx context.Context, s *runSetup, info scenarioInfo, stdout, s
 		return false, err
 	}
 	defer rr.close(stderr)
-	if full {
+	if ceil {
 		if sum.Ceilings, err = measureCeilings(ctx, o, s.db, stderr); err != nil {
 			return false, err
 		}
 	}
+	if info.name != "concurrent" {
+		if err := runIsolatedPhases(ctx, s, bin, cfg, rr, info, full, sum, stderr); err != nil {
+			return false, err
+		}
+	}
+	if conc {
+		if sum.Concurrent, err = measureConcurrent(ctx, s, bin, cfg, rr, stderr); err != nil {
+			return false, err
+		}
+	}
+	sum.judge()
+	printSuite(stdout, o, sum, rr)
+	return sum.clean(), nil
+}
+
+// runIsolatedPhases are the phases that run the api and the worker
+// apart: the creates with no worker, then the drain with no creates.
+func runIsolatedPhases(ctx context.Context, s *runSetup, bin *payoutdBinary, cfg serverConfig, rr *railRun, info scenarioInfo, full bool, sum *suiteResult, stderr io.Writer) error {
 	phases := []createPhase{{info: mustScenario("create-many"), dst: &sum.CreateMany}}
 	if full {
 		phases = append(phases, createPhase{info: mustScenario("create-hot"), dst: &sum.CreateHot})
 	}
 	if info.name == "all" {
 		phases = append(phases, createPhase{info: mustScenario("payments"), dst: &sum.Payments})
-		sum.PaymentAuth = o.paymentAuth
+		sum.PaymentAuth = s.o.paymentAuth
 	}
 	if err := runCreatePhases(ctx, s, bin, cfg, rr, phases, stderr); err != nil {
-		return false, err
+		return err
 	}
-	if sum.Drain, err = measureDrain(ctx, s, bin, cfg, rr, stderr); err != nil {
-		return false, err
-	}
-	sum.judge()
-	printSuite(stdout, o, sum, rr)
-	return sum.clean(), nil
+	var err error
+	// The concurrent phase after the drain still needs the rail.
+	sum.Drain, err = measureDrain(ctx, s, bin, cfg, rr, info.name == "drain", stderr)
+	return err
 }
 
 // startSuiteRail starts the rail's simulator, if it has one, and points
@@ -232,6 +252,20 @@ func (r *suiteResult) judge() {
 		r.DrainRatio = setRatio(d.PayoutsPerS, hot)
 		goal = goal && d.PayoutsPerS >= goalPayouts
 	}
+	if c := r.Concurrent; c != nil {
+		for _, p := range c.Phases {
+			ceiling := spread
+			if p.Ceiling == "hot" {
+				ceiling = hot
+			}
+			p.Create.Ratio = setRatio(p.Create.CreatesPerS, ceiling)
+			if p.EndToEnd != nil {
+				p.EndToEndRatio = setRatio(p.EndToEnd.PayoutsPerS, ceiling)
+			}
+			p.judge()
+			goal = goal && p.GoalMet
+		}
+	}
 	r.GoalMet, r.AimMet = goal, nil
 	if haveAim {
 		r.AimMet = &aim
@@ -249,7 +283,7 @@ func (r *suiteResult) clean() bool {
 			return false
 		}
 	}
-	return r.Drain == nil || r.Drain.Failed == 0
+	return (r.Drain == nil || r.Drain.Failed == 0) && r.Concurrent.clean()
 }
 
 // printSuite writes the summary table and the JSON line.
@@ -264,20 +298,16 @@ func printSuite(w io.Writer, o options, r *suiteResult, rr *railRun) {
 	if rr.info.calledBack() {
 		drainBy = "payoutd worker, with an api receiving the rail's callbacks"
 	}
-	fmt.Fprintf(w, "server    separate processes: payoutd api for the creates, then %s%s\n", drainBy, build)
+	if r.CreateMany != nil {
+		fmt.Fprintf(w, "server    separate processes: payoutd api for the creates, then %s%s\n", drainBy, build)
+	}
+	if r.Concurrent != nil {
+		fmt.Fprintf(w, "concurrent payoutd api and payoutd worker together%s; hot: 1 wallet, spread and wait: %d wallets\n", build, o.concurrentWallets)
+	}
 	fmt.Fprintf(w, "          (APP_ENV=%s, LOG_LEVEL=warn, %s)\n", o.env, strings.Join(r.ServerEnv, " "))
 	fmt.Fprintf(w, "          PostgreSQL %s, Redis %s (flushed at the start), %d clients\n", redact(o.databaseURL), redact(o.redisURL), r.Clients)
 	fmt.Fprintf(w, "rail      %s\n", rr.describe(o))
-	fmt.Fprintf(w, "creates   %s IDR %s to %s %s, a fresh Idempotency-Key each; warm-up %s, measured %s\n",
-		r.Amount, createTransferType, createBankCode, createAccountNo, o.warmup, o.duration)
-	if r.Payments != nil {
-		fmt.Fprintf(w, "payments  price %d to each client's default wallet, %s; warm-up %s, measured %s\n",
-			paymentPrice, paymentAuthText(r.PaymentAuth), o.warmup, o.duration)
-	}
-	fmt.Fprintf(w, "note      %s\n", submitWaitNote)
-	if r.Payments != nil {
-		fmt.Fprintf(w, "          %s\n", paymentsNote)
-	}
+	printSuiteLoad(w, o, r)
 	if c := r.Ceilings; c != nil {
 		if c.Unavailable != "" {
 			fmt.Fprintf(w, "pgbench   ceiling unavailable: %s\n", c.Unavailable)
@@ -290,6 +320,7 @@ func printSuite(w io.Writer, o options, r *suiteResult, rr *railRun) {
 
 	printSuiteTable(w, r)
 	printSuiteCPU(w, r)
+	printEvidence(w, r.Concurrent)
 	for _, p := range []struct {
 		name string
 		f    *createFigures
@@ -303,6 +334,29 @@ func printSuite(w io.Writer, o options, r *suiteResult, rr *railRun) {
 	}
 	line, _ := json.Marshal(r)
 	fmt.Fprintf(w, "\n%s\n", line)
+}
+
+// printSuiteLoad says what the creates and payments were and what a
+// create's latency covers.
+func printSuiteLoad(w io.Writer, o options, r *suiteResult) {
+	window := fmt.Sprintf("warm-up %s, measured %s", o.warmup, o.duration)
+	if r.CreateMany == nil { // the concurrent phase alone: no warm-up
+		window = fmt.Sprintf("no warm-up, each sub-phase %s or %d creates", o.duration, o.concurrentMax)
+	}
+	fmt.Fprintf(w, "creates   %s IDR %s to %s %s, a fresh Idempotency-Key each; %s\n",
+		r.Amount, createTransferType, createBankCode, createAccountNo, window)
+	if r.Payments != nil {
+		fmt.Fprintf(w, "payments  price %d to each client's default wallet, %s; warm-up %s, measured %s\n",
+			paymentPrice, paymentAuthText(r.PaymentAuth), o.warmup, o.duration)
+	}
+	if r.CreateMany != nil {
+		fmt.Fprintf(w, "note      %s\n", submitWaitNote)
+	} else {
+		fmt.Fprintf(w, "note      %s\n", concurrentNote)
+	}
+	if r.Payments != nil {
+		fmt.Fprintf(w, "          %s\n", paymentsNote)
+	}
 }
 
 // printSuiteTable prints one row per figure with its ceiling and ratio,
@@ -326,6 +380,7 @@ func printSuiteTable(w io.Writer, r *suiteResult) {
 	if d := r.Drain; d != nil {
 		t.drainRow(d, hot, r.DrainRatio)
 	}
+	t.concurrentRows(r.Concurrent, r.Ceilings)
 	t.tw.Flush()
 	printSuiteNotes(w, r)
 }
@@ -383,6 +438,7 @@ func printSuiteNotes(w io.Writer, r *suiteResult) {
 			"         %.2fs from the first to the last SUCCESS\n", d.Drained, d.Queued, how, d.Failed, d.Requested, d.SpanS)
 		fmt.Fprintf(w, "  † latency of a payout that reached SUCCESS, from the worker's first call to the vendor (max %.1f ms)\n", d.MaxMS)
 	}
+	printConcurrentNotes(w, r.Concurrent)
 	if r.Ceilings != nil && r.Ceilings.Unavailable == "" {
 		fmt.Fprintf(w, "  * pgbench's average latency, not a percentile\n")
 	}
@@ -451,6 +507,11 @@ func printSuiteCPU(w io.Writer, r *suiteResult) {
 	if d := r.Drain; d != nil {
 		phases = append(phases, phase{"drain", "worker", d.CPU, d.PayoutsPerS, "payout"})
 	}
+	if c := r.Concurrent; c != nil {
+		for _, p := range c.Phases {
+			phases = append(phases, phase{"concurrent " + p.Name, "api", p.Create.CPU, p.Create.CreatesPerS, "create"})
+		}
+	}
 	fmt.Fprintf(w, "\ncpu (cores, then CPU time per operation)\n")
 	var busy []string
 	for _, p := range phases {
@@ -461,9 +522,14 @@ func printSuiteCPU(w io.Writer, r *suiteResult) {
 		if p.server == "" {
 			loadGen = "pgbench"
 		}
-		fmt.Fprintf(w, "  %-15s %s\n", p.name, cpuBreakdown(p.u, p.server, loadGen, "other"))
-		if line := cpuPerOp(p.u, p.rate, p.server, p.op); line != "" {
-			fmt.Fprintf(w, "  %-15s %s\n", "", line)
+		breakdown, perOp := cpuBreakdown(p.u, p.server, loadGen, "other"), cpuPerOp(p.u, p.rate, p.server, p.op)
+		if strings.HasPrefix(p.name, "concurrent") { // the worker runs beside the api: the "rail" processes
+			breakdown = strings.Replace(breakdown, " rail ", " worker (and rail) ", 1)
+			perOp = strings.Replace(perOp, " rail ", " worker (and rail) ", 1)
+		}
+		fmt.Fprintf(w, "  %-18s %s\n", p.name, breakdown)
+		if perOp != "" {
+			fmt.Fprintf(w, "  %-18s %s\n", "", perOp)
 		}
 		if p.u.Other+p.u.Steal >= busyMachine {
 			busy = append(busy, p.name)
