@@ -116,6 +116,10 @@ type payoutSetup struct {
 	// than the service asks: payouts.PollDelay is a fixed schedule, not a
 	// setting, so a test that needs polls far apart stretches them here.
 	pollsLater time.Duration
+	// inlineSubmit makes the service submit a waiting create itself, as
+	// the API process does with DISBURSEMENT_SUBMIT_WAIT above 0
+	// (app.NewServices); the queued task stays the fallback.
+	inlineSubmit bool
 }
 
 // testClock is the shared clock of server, service and sandbox vendors:
@@ -289,7 +293,7 @@ func setupPayouts(t *testing.T, o payoutSetup) *payoutEnv {
 	if inline != nil {
 		inline.svc = svc
 	}
-	b := setup(t, setupOptions{now: clock.Now, vendors: registry, queue: queue, redis: rdb, db: db,
+	b := setup(t, setupOptions{now: clock.Now, vendors: registry, queue: queue, redis: rdb, db: db, inlineSubmit: o.inlineSubmit,
 		configure: func(c *config.Config) {
 			c.DisbursementSubmitWait = o.submitWait
 			c.DisbursementLockTTL = o.lockTTL

@@ -12,6 +12,8 @@ import (
 	"github.com/payoutd/payoutd/payouts"
 )
 
+var _ payouts.Notifier = RedisWakes{}
+
 // WakeChannel is the Redis channel on which every process publishes the
 // disbursements a commit moved out of VERIFIED, so that the API process
 // where their create waits (DISBURSEMENT_SUBMIT_WAIT) answers at once.
@@ -33,11 +35,14 @@ func (w RedisWakes) Notify(ctx context.Context, ids []uuid.UUID) {
 	}
 }
 
+// Waker is what a subscriber wakes: *payouts.Service.
+type Waker interface{ Wake(ids ...uuid.UUID) }
+
 // SubscribeWakes hands every id published on WakeChannel to svc.Wake until
 // ctx ends, subscribing again after a broken connection. It returns once
 // the first subscription is confirmed (or ctx ended), so that a create
 // made after it is woken.
-func SubscribeWakes(ctx context.Context, rdb *redis.Client, svc *payouts.Service) {
+func SubscribeWakes(ctx context.Context, rdb *redis.Client, svc Waker) {
 	ready := make(chan struct{})
 	go func() {
 		first := ready
@@ -60,7 +65,7 @@ func SubscribeWakes(ctx context.Context, rdb *redis.Client, svc *payouts.Service
 
 // receiveWakes runs one subscription until it breaks or ctx ends; ready,
 // when not nil, is closed once it is confirmed.
-func receiveWakes(ctx context.Context, rdb *redis.Client, svc *payouts.Service, ready chan struct{}) {
+func receiveWakes(ctx context.Context, rdb *redis.Client, svc Waker, ready chan struct{}) {
 	sub := rdb.Subscribe(ctx, WakeChannel)
 	defer sub.Close()
 	if _, err := sub.Receive(ctx); err != nil {
