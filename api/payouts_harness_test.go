@@ -162,6 +162,7 @@ func setupPayouts(t *testing.T, o payoutSetup) *payoutEnv {
 	registry := sandbox.Registry(sandboxOpts)
 	var sim *vendorsim.Server
 	var apiHandler atomic.Value // the API's handler, once built, for callbacks
+	apiWakes := &lateWakes{}    // the API's payout service, once built
 	var xsim *xenditsim.Server
 	if o.xendit {
 		api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -268,7 +269,13 @@ func setupPayouts(t *testing.T, o payoutSetup) *payoutEnv {
 			later := laterPolls{Client: client, by: o.pollsLater}
 			queue, svcQueue = later, later
 		}
-		svc := payouts.New(payouts.Options{DB: db, Vendors: registry, Queue: svcQueue, LockTTL: o.lockTTL, SubmitLease: time.Second, Now: clock.Now})
+		workerOpts := payouts.Options{DB: db, Vendors: registry, Queue: svcQueue, LockTTL: o.lockTTL, SubmitLease: time.Second, Now: clock.Now}
+		if o.inlineSubmit {
+			// The worker tells the API's waiting creates of its commits, as
+			// app.RedisWakes does between processes.
+			workerOpts.Notifier = apiWakes
+		}
+		svc := payouts.New(workerOpts)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		// Payments and webhooks have nothing to do here, but their periodic
@@ -305,6 +312,7 @@ func setupPayouts(t *testing.T, o payoutSetup) *payoutEnv {
 		inquiryGate: inquiryGate, statusDown: statusDown, inquiries: inquiries, statusChecks: statusChecks, walletReads: walletReads, sim: sim, xsim: xsim,
 		queueOpt: queueOpt, queuePrefix: queuePrefix, snap: snapBank}
 	apiHandler.Store(b.server.Handler())
+	apiWakes.svc.Store(b.server.payouts)
 	e.m = b.newMerchant()
 	e.wallet = b.newWallet(e.m.id, "Main", sandbox.SimBank, false)
 	e.ewallet = b.newWallet(e.m.id, "E-wallets", sandbox.SimWallet, false)
@@ -328,6 +336,18 @@ func setupPayouts(t *testing.T, o payoutSetup) *payoutEnv {
 		e.update(map[string]string{"withdrawals": string(o.withdrawals)})
 	}
 	return e
+}
+
+// lateWakes wakes the waiting creates of a payout service set once built:
+// a payouts.Notifier between the worker's service and the API's.
+type lateWakes struct {
+	svc atomic.Pointer[payouts.Service]
+}
+
+func (w *lateWakes) Notify(_ context.Context, ids []uuid.UUID) {
+	if svc := w.svc.Load(); svc != nil {
+		svc.Wake(ids...)
+	}
 }
 
 // gate holds the first call that passes it once armed, until released: a

@@ -55,6 +55,7 @@ type Service struct {
 	waiting      waiters
 	notifier     Notifier
 	submitInline bool
+	inline       inlineQueue
 	waitRecheck  time.Duration
 	waitRechecks atomic.Int64
 }

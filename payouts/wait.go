@@ -102,7 +102,7 @@ func (s *Service) SubmitAndWait(ctx context.Context, d *models.Disbursement, wai
 	defer remove()
 	var inline <-chan struct{}
 	if s.submitInline {
-		inline = s.startInlineSubmit(ctx, d)
+		inline = s.startInlineSubmit(d)
 	}
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
@@ -140,35 +140,94 @@ func (s *Service) SubmitAndWait(ctx context.Context, d *models.Disbursement, wai
 	}
 }
 
-// startInlineSubmit submits a copy of d in a goroutine of its own: its
-// context keeps ctx's values but not its cancellation (a merchant hanging
-// up must not cut a vendor call in half) and is bounded by the submit
-// lease, which outlasts any vendor timeout. The channel closes when it is
-// done.
-func (s *Service) startInlineSubmit(ctx context.Context, d *models.Disbursement) <-chan struct{} {
-	done := make(chan struct{})
-	own := *d
-	go func() {
-		defer close(done)
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.submitLease)
-		defer cancel()
-		if err := s.submitFirst(sctx, &own); err != nil {
-			slog.InfoContext(sctx, "inline submit left to the worker", slog.String("disbursement_id", own.ID.String()), slog.Any("error", err))
-		}
-	}()
-	return done
+// inlineLoops is how many inline batches run at once in a process, and
+// maxInlineBatch the most payouts one carries: while a batch is out, the
+// creates that arrive meanwhile queue up and go together in the next
+// (one claim, one vendor call, one transaction for all of them).
+const inlineLoops, maxInlineBatch = 2, 64
+
+// inlineQueue holds the inline submits not yet taken by a batch.
+type inlineQueue struct {
+	mu      sync.Mutex
+	pending []inlineSubmit
+	running int // batch loops running
 }
 
-// submitFirst submits d, read as created, unless it is no longer a first
-// submit: only submitAll's claim decides, so that when the worker's task
-// got there first this does nothing (and counts no attempt), and the
+// inlineSubmit is one create's inline submit: its copy of d and the
+// channel closed when its batch is done.
+type inlineSubmit struct {
+	d    *models.Disbursement
+	done chan struct{}
+}
+
+// startInlineSubmit queues a copy of d for an inline batch, starting a
+// batch loop if fewer than inlineLoops run. The loops' context is not the
+// request's (a merchant hanging up must not cut a vendor call in half);
+// each batch is bounded by the submit lease, which outlasts any vendor
+// timeout. The channel closes when d's batch is done.
+func (s *Service) startInlineSubmit(d *models.Disbursement) <-chan struct{} {
+	own := *d
+	r := inlineSubmit{d: &own, done: make(chan struct{})}
+	q := &s.inline
+	q.mu.Lock()
+	q.pending = append(q.pending, r)
+	start := q.running < inlineLoops
+	if start {
+		q.running++
+	}
+	q.mu.Unlock()
+	if start {
+		go s.runInlineBatches()
+	}
+	return r.done
+}
+
+// runInlineBatches submits the queued inline submits, a batch at a time,
+// until none is left.
+func (s *Service) runInlineBatches() {
+	q := &s.inline
+	for {
+		q.mu.Lock()
+		n := min(len(q.pending), maxInlineBatch)
+		if n == 0 {
+			q.running--
+			q.mu.Unlock()
+			return
+		}
+		batch := q.pending[:n:n]
+		q.pending = q.pending[n:]
+		q.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), s.submitLease)
+		s.submitFirsts(ctx, batch)
+		cancel()
+		for _, r := range batch {
+			close(r.done)
+		}
+	}
+}
+
+// submitFirsts submits the disbursements, read as created, that are still
+// first submits: only submitAll's claim decides, so that when the worker's
+// task got there first this does nothing (and counts no attempt), and the
 // worker's task, when it runs after this, finds the status moved or the
 // attempt counted and resolves it as any earlier attempt.
-func (s *Service) submitFirst(ctx context.Context, d *models.Disbursement) error {
-	if d.Status != models.StatusVerified || d.SubmitAttempts > 0 || !s.clock().Before(d.LockExpiresAt) {
-		return nil
+func (s *Service) submitFirsts(ctx context.Context, batch []inlineSubmit) {
+	now := s.clock()
+	ds := make([]*models.Disbursement, 0, len(batch))
+	for _, r := range batch {
+		d := r.d
+		if d.Status == models.StatusVerified && d.SubmitAttempts == 0 && now.Before(d.LockExpiresAt) {
+			ds = append(ds, d)
+		}
 	}
-	return s.submitAll(ctx, []*models.Disbursement{d})[0]
+	if len(ds) == 0 {
+		return
+	}
+	for i, err := range s.submitAll(ctx, ds) {
+		if err != nil {
+			slog.InfoContext(ctx, "inline submit left to the worker", slog.String("disbursement_id", ds[i].ID.String()), slog.Any("error", err))
+		}
+	}
 }
 
 // WaitRechecks is how many times waiting creates re-read their row because
