@@ -2,6 +2,7 @@ package payouts
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -178,6 +179,12 @@ func TestHangUpMidSubmitLeavesAConsistentPayout(t *testing.T) {
 	if got.Status != models.StatusVerified {
 		t.Fatalf("answered %s after the hang-up, want VERIFIED", got.Status)
 	}
+	// The worker's task while the inline call is out: the attempt is
+	// counted already, the vendor does not know the reference yet, so the
+	// task is retried later without a second submit.
+	if err := svc.Submit(context.Background(), d.ID); !errors.Is(err, ErrOutcomeUnknown) {
+		t.Fatalf("the worker's task while the inline submit is out: %v, want a retry", err)
+	}
 	close(v.hold)
 	for deadline := time.Now().Add(30 * time.Second); f.statusOf(d.ID) == models.StatusVerified; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -187,8 +194,12 @@ func TestHangUpMidSubmitLeavesAConsistentPayout(t *testing.T) {
 	if err := svc.Submit(context.Background(), d.ID); err != nil {
 		t.Fatalf("the worker's task: %v", err)
 	}
-	if n := v.submits.Load(); n != 1 {
-		t.Fatalf("vendor asked %d times, want 1", n)
+	stored, err := svc.Get(context.Background(), d.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := v.submits.Load(); n != 1 || stored.SubmitAttempts != 1 {
+		t.Fatalf("vendor asked %d times, %d attempts counted; want 1 and 1", n, stored.SubmitAttempts)
 	}
 	f.reconciled()
 }
