@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -32,5 +33,25 @@ func TestCreateSubmitsInlineWhileTheMerchantWaits(t *testing.T) {
 		t.Fatalf("%d re-reads while waiting; the commit should have answered", n)
 	}
 	e.wantWallet(e.wallet, 1_000_000-100_000, 100_000)
+	e.reconciled()
+}
+
+// With a real worker racing the inline submits for the same payouts (its
+// tasks are queued at create), every payout is asked of the vendor once
+// and every merchant gets the vendor's answer, woken by whichever commit
+// came first.
+func TestInlineSubmitRacingTheWorkerPaysOnce(t *testing.T) {
+	t.Parallel()
+	e := workerSetup(t, payoutSetup{inlineSubmit: true, funds: "10000000"})
+	answers := e.burst(16, func(i int) (string, payoutBody) {
+		return fmt.Sprintf("race-%d", i), e.body("100000", "1234567890")
+	})
+	for _, r := range answers {
+		d := r.created(t, models.StatusSuccess)
+		if n := e.submitCalls(d.ID); n != 1 {
+			t.Fatalf("%s asked of the vendor %d times, want once", d.ID, n)
+		}
+	}
+	e.wantWallet(e.wallet, 10_000_000-16*100_000, 0)
 	e.reconciled()
 }
