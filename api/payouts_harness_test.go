@@ -269,13 +269,10 @@ func setupPayouts(t *testing.T, o payoutSetup) *payoutEnv {
 			later := laterPolls{Client: client, by: o.pollsLater}
 			queue, svcQueue = later, later
 		}
-		workerOpts := payouts.Options{DB: db, Vendors: registry, Queue: svcQueue, LockTTL: o.lockTTL, SubmitLease: time.Second, Now: clock.Now}
-		if o.inlineSubmit {
-			// The worker tells the API's waiting creates of its commits, as
-			// app.RedisWakes does between processes.
-			workerOpts.Notifier = apiWakes
-		}
-		svc := payouts.New(workerOpts)
+		// The worker tells the API's waiting creates of its commits, as
+		// app.RedisWakes does between processes.
+		svc := payouts.New(payouts.Options{DB: db, Vendors: registry, Queue: svcQueue, LockTTL: o.lockTTL, SubmitLease: time.Second, Now: clock.Now,
+			Notifier: apiWakes})
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		// Payments and webhooks have nothing to do here, but their periodic
@@ -296,7 +293,8 @@ func setupPayouts(t *testing.T, o payoutSetup) *payoutEnv {
 		inline = &inlineQueue{hold: o.noSubmit}
 		queue, svcQueue = inline, inline
 	}
-	svc := payouts.New(payouts.Options{DB: db, Vendors: registry, Queue: svcQueue, LockTTL: o.lockTTL, SubmitLease: time.Second, Now: clock.Now})
+	svc := payouts.New(payouts.Options{DB: db, Vendors: registry, Queue: svcQueue, LockTTL: o.lockTTL, SubmitLease: time.Second, Now: clock.Now,
+		Notifier: apiWakes})
 	if inline != nil {
 		inline.svc = svc
 	}
