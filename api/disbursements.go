@@ -115,7 +115,7 @@ func (s *Server) handleDisbursementCreate(c *gin.Context) {
 		answerCreation(c, d, http.StatusOK)
 		return
 	}
-	d, err = s.payouts.WaitWhileVerified(ctx, d, s.cfg.DisbursementSubmitWait)
+	d, err = s.payouts.SubmitAndWait(ctx, d, s.cfg.DisbursementSubmitWait)
 	if err != nil {
 		fail(c, err)
 		return

@@ -116,6 +116,10 @@ type payoutSetup struct {
 	// than the service asks: payouts.PollDelay is a fixed schedule, not a
 	// setting, so a test that needs polls far apart stretches them here.
 	pollsLater time.Duration
+	// inlineSubmit makes the service submit a waiting create itself, as
+	// the API process does with DISBURSEMENT_SUBMIT_WAIT above 0
+	// (app.NewServices); the queued task stays the fallback.
+	inlineSubmit bool
 }
 
 // testClock is the shared clock of server, service and sandbox vendors:
@@ -158,6 +162,7 @@ func setupPayouts(t *testing.T, o payoutSetup) *payoutEnv {
 	registry := sandbox.Registry(sandboxOpts)
 	var sim *vendorsim.Server
 	var apiHandler atomic.Value // the API's handler, once built, for callbacks
+	apiWakes := &lateWakes{}    // the API's payout service, once built
 	var xsim *xenditsim.Server
 	if o.xendit {
 		api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -264,7 +269,10 @@ func setupPayouts(t *testing.T, o payoutSetup) *payoutEnv {
 			later := laterPolls{Client: client, by: o.pollsLater}
 			queue, svcQueue = later, later
 		}
-		svc := payouts.New(payouts.Options{DB: db, Vendors: registry, Queue: svcQueue, LockTTL: o.lockTTL, SubmitLease: time.Second, Now: clock.Now})
+		// The worker tells the API's waiting creates of its commits, as
+		// app.RedisWakes does between processes.
+		svc := payouts.New(payouts.Options{DB: db, Vendors: registry, Queue: svcQueue, LockTTL: o.lockTTL, SubmitLease: time.Second, Now: clock.Now,
+			Notifier: apiWakes})
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		// Payments and webhooks have nothing to do here, but their periodic
@@ -285,11 +293,12 @@ func setupPayouts(t *testing.T, o payoutSetup) *payoutEnv {
 		inline = &inlineQueue{hold: o.noSubmit}
 		queue, svcQueue = inline, inline
 	}
-	svc := payouts.New(payouts.Options{DB: db, Vendors: registry, Queue: svcQueue, LockTTL: o.lockTTL, SubmitLease: time.Second, Now: clock.Now})
+	svc := payouts.New(payouts.Options{DB: db, Vendors: registry, Queue: svcQueue, LockTTL: o.lockTTL, SubmitLease: time.Second, Now: clock.Now,
+		Notifier: apiWakes})
 	if inline != nil {
 		inline.svc = svc
 	}
-	b := setup(t, setupOptions{now: clock.Now, vendors: registry, queue: queue, redis: rdb, db: db,
+	b := setup(t, setupOptions{now: clock.Now, vendors: registry, queue: queue, redis: rdb, db: db, inlineSubmit: o.inlineSubmit,
 		configure: func(c *config.Config) {
 			c.DisbursementSubmitWait = o.submitWait
 			c.DisbursementLockTTL = o.lockTTL
@@ -301,6 +310,7 @@ func setupPayouts(t *testing.T, o payoutSetup) *payoutEnv {
 		inquiryGate: inquiryGate, statusDown: statusDown, inquiries: inquiries, statusChecks: statusChecks, walletReads: walletReads, sim: sim, xsim: xsim,
 		queueOpt: queueOpt, queuePrefix: queuePrefix, snap: snapBank}
 	apiHandler.Store(b.server.Handler())
+	apiWakes.svc.Store(b.server.payouts)
 	e.m = b.newMerchant()
 	e.wallet = b.newWallet(e.m.id, "Main", sandbox.SimBank, false)
 	e.ewallet = b.newWallet(e.m.id, "E-wallets", sandbox.SimWallet, false)
@@ -324,6 +334,18 @@ func setupPayouts(t *testing.T, o payoutSetup) *payoutEnv {
 		e.update(map[string]string{"withdrawals": string(o.withdrawals)})
 	}
 	return e
+}
+
+// lateWakes wakes the waiting creates of a payout service set once built:
+// a payouts.Notifier between the worker's service and the API's.
+type lateWakes struct {
+	svc atomic.Pointer[payouts.Service]
+}
+
+func (w *lateWakes) Notify(_ context.Context, ids []uuid.UUID) {
+	if svc := w.svc.Load(); svc != nil {
+		svc.Wake(ids...)
+	}
 }
 
 // gate holds the first call that passes it once armed, until released: a

@@ -63,6 +63,9 @@ type setupOptions struct {
 	queue Queue
 	// configure adjusts the configuration (submit wait, lock TTL, ...).
 	configure func(*config.Config)
+	// inlineSubmit makes the API's service submit a waiting create itself,
+	// as app.NewServices builds it with DISBURSEMENT_SUBMIT_WAIT above 0.
+	inlineSubmit bool
 	// redis is the test's Redis client; nil makes one.
 	redis *redis.Client
 	// db is the test's database; nil makes one.
@@ -123,7 +126,7 @@ func setup(t testing.TB, opts ...setupOptions) *bundle {
 		queueRedis, _ = testenv.Queue(t, rdb)
 	}
 	srv, err := New(withServices(Deps{Config: cfg, DB: db, Redis: rdb, Sealer: sealer, Vendors: registry, Queue: o.queue, Acquirer: acq, Now: o.now, Metrics: m,
-		QueueRedis: queueRedis}))
+		QueueRedis: queueRedis}, func(po *payouts.Options) { po.SubmitInline = o.inlineSubmit }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,16 +137,21 @@ func setup(t testing.TB, opts ...setupOptions) *bundle {
 
 // withServices fills d's services as the composition root (internal/app,
 // which imports this package) builds them for the API: on d's queue, clock
-// and metrics, with the API's inquiry budget.
-func withServices(d Deps) Deps {
+// and metrics, with the API's inquiry budget; adjust changes the payout
+// service's options further.
+func withServices(d Deps, adjust ...func(*payouts.Options)) Deps {
 	var payoutQueue payouts.Queue
 	var paymentQueue payments.Queue
 	if d.Queue != nil {
 		payoutQueue, paymentQueue = d.Queue, d.Queue
 	}
-	d.Payouts = payouts.New(payouts.Options{DB: d.DB, Vendors: d.Vendors, Queue: payoutQueue,
+	po := payouts.Options{DB: d.DB, Vendors: d.Vendors, Queue: payoutQueue,
 		LockTTL: d.Config.DisbursementLockTTL, SubmitLease: d.Config.DisbursementSubmitLease, Now: d.Now, Metrics: d.Metrics,
-		InquiryBudget: InquiryBudget(d.Redis, d.Config.InquiryRefusalRateLimit), ReturnWatch: d.Config.PayoutReturnWatch()})
+		InquiryBudget: InquiryBudget(d.Redis, d.Config.InquiryRefusalRateLimit), ReturnWatch: d.Config.PayoutReturnWatch()}
+	for _, f := range adjust {
+		f(&po)
+	}
+	d.Payouts = payouts.New(po)
 	d.Payments = payments.New(payments.Options{DB: d.DB, Acquirer: d.Acquirer, Queue: paymentQueue,
 		Calendar: payments.Calendar{Holidays: d.Config.SettlementHolidays, Delay: d.Config.SettlementDelay}, Now: d.Now, Metrics: d.Metrics})
 	return d

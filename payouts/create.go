@@ -211,34 +211,3 @@ func (s *Service) enqueueSubmit(ctx context.Context, d *models.Disbursement) {
 			slog.String("disbursement_id", d.ID.String()), slog.Any("error", err))
 	}
 }
-
-// WaitWhileVerified re-reads d until it leaves VERIFIED or wait passes, and
-// returns it as then stored: the bounded wait of a fresh create
-// (DISBURSEMENT_SUBMIT_WAIT).
-func (s *Service) WaitWhileVerified(ctx context.Context, d *models.Disbursement, wait time.Duration) (*models.Disbursement, error) {
-	if d.Status != models.StatusVerified || wait <= 0 {
-		return d, nil
-	}
-	deadline := time.Now().Add(wait)
-	interval := 5 * time.Millisecond
-	for {
-		remaining := time.Until(deadline)
-		if remaining <= 0 {
-			return d, nil
-		}
-		select {
-		case <-ctx.Done():
-			return d, nil
-		case <-time.After(min(interval, remaining)):
-		}
-		current, err := s.Get(ctx, d.ID)
-		if err != nil {
-			return d, err
-		}
-		if current.Status != models.StatusVerified {
-			return current, nil
-		}
-		d = current
-		interval = min(interval*2, 100*time.Millisecond)
-	}
-}

@@ -40,6 +40,14 @@ func newGroupRequest[T any](item T) *groupRequest[T] {
 
 // do queues item and returns its answer once its group is written.
 func (g *groupCommit[T]) do(item T) error {
+	// Wait for the answer even if the requester's context ends: the write
+	// may be committed, and the requester must know.
+	return <-g.start(item)
+}
+
+// start queues item and returns the channel its answer will come on, for
+// a requester that waits for other things too.
+func (g *groupCommit[T]) start(item T) <-chan error {
 	req := newGroupRequest(item)
 	g.mu.Lock()
 	g.queue = append(g.queue, req)
@@ -48,9 +56,15 @@ func (g *groupCommit[T]) do(item T) error {
 		go g.lead()
 	}
 	g.mu.Unlock()
-	// Wait for the answer even if the requester's context ends: the write
-	// may be committed, and the requester must know.
-	return <-req.done
+	return req.done
+}
+
+// firstGroup takes the first max requests of queue, in order.
+func firstGroup[T any](max int) func(queue []*groupRequest[T]) (group, rest []*groupRequest[T]) {
+	return func(queue []*groupRequest[T]) (group, rest []*groupRequest[T]) {
+		n := min(len(queue), max)
+		return queue[:n:n], queue[n:]
+	}
 }
 
 // lead writes the queued requests, group by group, until the queue is

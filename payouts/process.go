@@ -394,9 +394,12 @@ func (s *Service) moveAll(ctx context.Context, plans []plan) error {
 	if err != nil {
 		return err
 	}
-	var final []uuid.UUID
+	var final, left []uuid.UUID
 	for i, p := range plans {
 		from := p.d.Status
+		if from == models.StatusVerified && work[i].Status != models.StatusVerified {
+			left = append(left, p.d.ID)
+		}
 		*p.d = work[i]
 		for _, m := range p.moves {
 			s.metrics.DisbursementTransition(string(from), string(m.To))
@@ -411,6 +414,7 @@ func (s *Service) moveAll(ctx context.Context, plans []plan) error {
 			}
 		}
 	}
+	s.leftVerified(ctx, left)
 	s.enqueueEvents(ctx, final)
 	return nil
 }

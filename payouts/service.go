@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -51,6 +52,15 @@ type Service struct {
 	moves *groupCommit[plan]
 	// inquiries bounds creates refused after their inquiry; nil: no bound.
 	inquiries InquiryBudget
+
+	// waiting are the creates waiting for their submit (SubmitAndWait);
+	// notifier tells other processes of the moves out of VERIFIED.
+	waiting      waiters
+	notifier     Notifier
+	submitInline bool
+	inline       *groupCommit[*models.Disbursement]
+	waitRecheck  time.Duration
+	waitRechecks atomic.Int64
 }
 
 // Options configure a Service.
@@ -79,6 +89,16 @@ type Options struct {
 	// negative turns the watch off. Vendors that push results report
 	// returns the same way.
 	ReturnWatch time.Duration
+	// SubmitInline makes SubmitAndWait submit the payout in this process
+	// at once (the API with DISBURSEMENT_SUBMIT_WAIT above 0), the queued
+	// task staying as the fallback.
+	SubmitInline bool
+	// Notifier tells the other processes of the moves out of VERIFIED;
+	// nil: only this process's waiters are woken.
+	Notifier Notifier
+	// WaitRecheck is how often a waiting create re-reads its row in case
+	// a wake-up was lost; 0 means DefaultWaitRecheck.
+	WaitRecheck time.Duration
 }
 
 // DefaultReturnWatch is Options.ReturnWatch's default.
@@ -101,10 +121,13 @@ func New(o Options) *Service {
 	if o.Metrics == nil {
 		o.Metrics = noMetrics{}
 	}
+	if o.WaitRecheck <= 0 {
+		o.WaitRecheck = DefaultWaitRecheck
+	}
 	s := &Service{db: o.DB, store: models.NewStore(o.DB), vendors: o.Vendors, queue: o.Queue,
 		lockTTL: o.LockTTL, submitLease: o.SubmitLease, now: o.Now, metrics: o.Metrics, inquiries: o.InquiryBudget, returnWatch: o.ReturnWatch,
-	}
-	s.creates, s.moves = s.newCreateGrouper(), s.newMoveGrouper()
+		notifier: o.Notifier, submitInline: o.SubmitInline, waitRecheck: o.WaitRecheck}
+	s.creates, s.moves, s.inline = s.newCreateGrouper(), s.newMoveGrouper(), s.newInlineSubmitter()
 	return s
 }
 

@@ -112,8 +112,15 @@ func Run(ctx context.Context, d Deps) error {
 		Logger:          slogAdapter{},
 		RetryDelayFunc:  tasks.RetryDelay,
 		IsFailure:       isFailure,
-		// Tasks wait for a free worker at most this long when idle.
-		TaskCheckInterval: 200 * time.Millisecond,
+		// An idle worker looks for tasks this often (asynq polls, sleeping
+		// half to one and a half of it). Measured on Redis 7 with the three
+		// queues: 96 commands/s idle at 200 ms, 224 at 50 ms, 475 at 20 ms,
+		// 760 at 10 ms. A waiting create no longer waits for this (the API
+		// submits it inline); 50 ms keeps the worker's pick-up after idle,
+		// the fallback and DISBURSEMENT_SUBMIT_WAIT=0's first submit,
+		// short for about 130 more cheap commands/s. A busy worker never
+		// sleeps on it.
+		TaskCheckInterval: 50 * time.Millisecond,
 		// Scheduled polls and retries become due to the second: the first
 		// payout poll is a second after the vendor accepted.
 		DelayedTaskCheckInterval: 250 * time.Millisecond,

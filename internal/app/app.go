@@ -133,6 +133,11 @@ func Build(ctx context.Context, cfg config.Config, o Options) (_ *App, err error
 		parts.Queue = a.Tasks
 	}
 	a.Payouts, a.Payments = NewServices(parts)
+	if a.Redis != nil && !o.Operator && cfg.DisbursementSubmitWait > 0 {
+		wctx, stop := context.WithCancel(context.Background())
+		a.closers = append(a.closers, stop)
+		SubscribeWakes(wctx, a.Redis, a.Payouts)
+	}
 	var hookQueue webhooks.Queue
 	if a.Tasks != nil && !o.Operator {
 		hookQueue = a.Tasks
@@ -179,8 +184,9 @@ func (a *App) Close() {
 type Parts struct {
 	Config config.Config
 	DB     *gorm.DB
-	// Redis counts the inquiry budget (INQUIRY_REFUSAL_RATE_LIMIT); nil:
-	// no budget.
+	// Redis counts the inquiry budget (INQUIRY_REFUSAL_RATE_LIMIT) and,
+	// with a submit wait, carries the wake-ups of waiting creates
+	// (RedisWakes); nil: no budget, waiters re-check only.
 	Redis    *redis.Client
 	Vendors  vendors.Registry
 	Acquirer vendors.Acquirer
@@ -213,10 +219,17 @@ func NewServices(p Parts) (*payouts.Service, *payments.Service) {
 	if p.Redis != nil {
 		budget = api.InquiryBudget(p.Redis, p.Config.InquiryRefusalRateLimit)
 	}
+	// With a submit wait, the API submits inline and every process tells
+	// the waiting creates of the moves out of VERIFIED.
+	var notifier payouts.Notifier
+	if p.Redis != nil && p.Config.DisbursementSubmitWait > 0 {
+		notifier = RedisWakes{Redis: p.Redis}
+	}
 	payoutServices.Add(1)
 	po := payouts.New(payouts.Options{DB: p.DB, Vendors: p.Vendors, Queue: payoutQueue,
 		LockTTL: p.Config.DisbursementLockTTL, SubmitLease: p.Config.DisbursementSubmitLease, Now: p.Now, Metrics: p.Metrics,
-		InquiryBudget: budget, ReturnWatch: p.Config.PayoutReturnWatch()})
+		InquiryBudget: budget, ReturnWatch: p.Config.PayoutReturnWatch(),
+		SubmitInline: p.Config.DisbursementSubmitWait > 0, Notifier: notifier})
 	pa := payments.New(payments.Options{DB: p.DB, Acquirer: p.Acquirer, Queue: paymentQueue,
 		Calendar: SettlementCalendar(p.Config), Now: p.Now, Metrics: p.Metrics})
 	return po, pa
