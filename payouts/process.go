@@ -11,7 +11,6 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"github.com/payoutd/payoutd/ledger"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/vendors"
 )
@@ -369,9 +368,6 @@ func (s *Service) moveAll(ctx context.Context, plans []plan) error {
 	now := s.clock()
 	work := make([]models.Disbursement, len(plans))
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := ledger.LockWallets(tx, moneyWallets(plans)); err != nil {
-			return err
-		}
 		groups := map[string][]*models.Disbursement{}
 		paths := map[string][]Move{}
 		var order []string
@@ -384,12 +380,11 @@ func (s *Service) moveAll(ctx context.Context, plans []plan) error {
 			}
 			groups[key] = append(groups[key], &work[i])
 		}
-		for _, key := range order {
-			if err := transition(tx, groups[key], paths[key], now); err != nil {
-				return err
-			}
+		all := make([]pathGroup, len(order))
+		for i, key := range order {
+			all[i] = pathGroup{ds: groups[key], path: paths[key]}
 		}
-		return nil
+		return transitionAll(tx, all, now)
 	})
 	if err != nil {
 		return err
@@ -417,19 +412,6 @@ func (s *Service) moveAll(ctx context.Context, plans []plan) error {
 	s.leftVerified(ctx, left)
 	s.enqueueEvents(ctx, final)
 	return nil
-}
-
-// moneyWallets are the wallets whose money plans move: those of the plans
-// that end in a final status (postings, or a lock released). moveAll takes
-// their rows first (ledger.LockWallets).
-func moneyWallets(plans []plan) []uuid.UUID {
-	var ids []uuid.UUID
-	for _, p := range plans {
-		if n := len(p.moves); n > 0 && p.moves[n-1].To.Terminal() {
-			ids = append(ids, p.d.WalletID)
-		}
-	}
-	return ids
 }
 
 // enqueueEvents enqueues the pending webhook events of the disbursements.

@@ -35,42 +35,90 @@ type Move struct {
 
 // transition moves every disbursement of ds, all in one status, along
 // path (one move, or several in a row such as REQUESTED then SUCCESS)
-// inside tx: the only way a stored disbursement's status changes. It
-// refuses a move the lifecycle does not allow (models.ErrTransitionRefused)
-// and rows no longer in that status (models.ErrStaleStatus); either way the
-// caller must roll tx back. Each row is written once, however long the
-// path, and with the status come the moves' consequences in the same
-// transaction: a terminal status releases the locks, SUCCESS debits the
-// gross through the ledger, RETURNED credits the net (and the fee, when
-// the client's settings say so) back, SUCCESS, FAILED and RETURNED record
-// the merchants' webhook events (one per step of the path, in order), and
-// every move leaves an audit line. It costs the same
-// few statements for one disbursement or a batch (plus one per wallet).
-// ds are updated as stored; callers hand in copies they drop if tx rolls
-// back.
+// inside tx: transitionAll of one group.
 func transition(tx *gorm.DB, ds []*models.Disbursement, path []Move, now time.Time) error {
-	if len(ds) == 0 || len(path) == 0 {
-		return nil
+	return transitionAll(tx, []pathGroup{{ds: ds, path: path}}, now)
+}
+
+// pathGroup is disbursements, all in one status, and the path they take.
+type pathGroup struct {
+	ds   []*models.Disbursement
+	path []Move
+}
+
+// transitionAll moves every group along its path inside tx: the only way
+// a stored disbursement's status changes. It refuses a move the lifecycle
+// does not allow (models.ErrTransitionRefused) and rows no longer in their
+// group's status (models.ErrStaleStatus); either way the caller must roll
+// tx back. Each row is written once, however long the path, and with the
+// status come the moves' consequences in the same transaction: a terminal
+// status releases the locks, SUCCESS debits the gross through the ledger,
+// RETURNED credits the net (and the fee, when the client's settings say
+// so) back, SUCCESS, FAILED and RETURNED record the merchants' webhook
+// events (one per step of the path, in order), and every move leaves an
+// audit line. It costs the same few statements for one disbursement or a
+// batch (plus one per wallet). ds are updated as stored; callers hand in
+// copies they drop if tx rolls back.
+//
+// The order matters: first every group's status (the payout rows), then
+// the rows of the wallets whose money moves, all at once in id order
+// (ledger.LockWallets), then the money, then audit lines and events. A
+// transaction thus never waits for a payout row while it holds a wallet,
+// so two cannot each hold what the other waits for, and it holds a busy
+// wallet's row only for its money and its commit.
+func transitionAll(tx *gorm.DB, groups []pathGroup, now time.Time) error {
+	type written struct {
+		ids      []uuid.UUID
+		from, to models.DisbursementStatus
 	}
-	from := ds[0].Status
-	ids := make([]uuid.UUID, len(ds))
-	for i, d := range ds {
-		if d.Status != from {
-			return fmt.Errorf("transition of %s from %s with %s from %s in one batch", d.ID, d.Status, ds[0].ID, from)
+	done := make([]written, len(groups))
+	var wallets []uuid.UUID
+	for i, g := range groups {
+		if len(g.ds) == 0 || len(g.path) == 0 {
+			continue
 		}
-		ids[i] = d.ID
+		from := g.ds[0].Status
+		ids := make([]uuid.UUID, len(g.ds))
+		for k, d := range g.ds {
+			if d.Status != from {
+				return fmt.Errorf("transition of %s from %s with %s from %s in one batch", d.ID, d.Status, g.ds[0].ID, from)
+			}
+			ids[k] = d.ID
+		}
+		to, err := writeStatus(tx, ids, from, g.path, now)
+		if err != nil {
+			return err
+		}
+		done[i] = written{ids: ids, from: from, to: to}
+		if movesMoney(from, to, g.path) {
+			for _, d := range g.ds {
+				wallets = append(wallets, d.WalletID)
+			}
+		}
 	}
-	to, err := writeStatus(tx, ids, from, path, now)
-	if err != nil {
+	if err := ledger.LockWallets(tx, wallets); err != nil {
 		return err
 	}
-	if err := moveMoney(tx, ds, from, to, path, now); err != nil {
-		return err
+	for i, g := range groups {
+		if done[i].ids == nil {
+			continue
+		}
+		if err := moveMoney(tx, g.ds, done[i].from, done[i].to, g.path, now); err != nil {
+			return err
+		}
 	}
-	if err := audit(tx, ids, from, path, now); err != nil {
-		return err
+	for i, g := range groups {
+		if done[i].ids == nil {
+			continue
+		}
+		if err := audit(tx, done[i].ids, done[i].from, g.path, now); err != nil {
+			return err
+		}
+		if err := recordEvents(tx, g.ds, g.path, now); err != nil {
+			return err
+		}
 	}
-	return recordEvents(tx, ds, path, now)
+	return nil
 }
 
 // writeStatus checks every move of path against the transition table and
@@ -105,11 +153,21 @@ func writeStatus(tx *gorm.DB, ids []uuid.UUID, from models.DisbursementStatus, p
 	return at, nil
 }
 
+// movesMoney reports whether a path from from to to changes wallets
+// (moveMoney does something).
+func movesMoney(from, to models.DisbursementStatus, path []Move) bool {
+	return isPaid(path) || (to.Terminal() && !from.Terminal()) || to == models.StatusReturned
+}
+
+func isPaid(path []Move) bool {
+	return slices.ContainsFunc(path, func(m Move) bool { return m.To == models.StatusSuccess })
+}
+
 // moveMoney makes a path's consequences for the wallets: a path through
 // SUCCESS debits the gross (and releases its lock), one that ends unpaid
 // releases the lock, one that ends RETURNED credits the return.
 func moveMoney(tx *gorm.DB, ds []*models.Disbursement, from, to models.DisbursementStatus, path []Move, now time.Time) error {
-	paid := slices.ContainsFunc(path, func(m Move) bool { return m.To == models.StatusSuccess })
+	paid := isPaid(path)
 	switch {
 	case paid:
 		if err := postPayouts(tx, ds, now); err != nil {
