@@ -37,7 +37,6 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"github.com/payoutd/payoutd/internal/database"
 	"github.com/payoutd/payoutd/models"
 )
 
@@ -152,24 +151,6 @@ func LockFundsEachSQL(input, walletIDs, active string) string {
 	    ), locked AS (
 	        SELECT i.id FROM ` + input + ` i JOIN locked_wallets lw ON lw.id = i.wallet_id
 	    )`
-}
-
-// LockWallets takes the row locks of the wallets ids, in id order, in tx,
-// for a transaction that will move their money after it has written other
-// rows (a payout's status before its postings). Every writer then takes a
-// wallet's row before the payout rows it changes with it, so two such
-// transactions cannot each hold what the other waits for. On SQLite,
-// whose writers hold the whole database, it does nothing.
-func LockWallets(tx *gorm.DB, ids []uuid.UUID) error {
-	if len(ids) == 0 || database.DialectOfDB(tx) != database.Postgres {
-		return nil
-	}
-	set := make(map[uuid.UUID]bool, len(ids))
-	for _, id := range ids {
-		set[id] = true
-	}
-	var locked []uuid.UUID
-	return tx.Raw(`SELECT id FROM wallets WHERE id IN ? ORDER BY id FOR NO KEY UPDATE`, inIDOrder(set)).Scan(&locked).Error
 }
 
 // LockShortError is a release of more than the wallet holds locked: the lock

@@ -60,16 +60,22 @@ type pathGroup struct {
 // batch (plus one per wallet). ds are updated as stored; callers hand in
 // copies they drop if tx rolls back.
 //
-// The order matters: first every group's status (the payout rows), then
-// the rows of the wallets whose money moves, all at once in id order
-// (ledger.LockWallets), then the money, then audit lines and events. A
-// transaction thus never waits for a payout row while it holds a wallet,
-// so two cannot each hold what the other waits for, and it holds a busy
-// wallet's row only for its money and its commit.
+// The order matters (ledger's lock order): the rows of every payout it
+// moves, then their status, then the rows of the wallets whose money
+// moves, then the money, then audit lines and events. Two such
+// transactions cannot each hold what the other waits for, and a busy
+// wallet's row is held only for the money and the commit.
 func transitionAll(tx *gorm.DB, groups []pathGroup, now time.Time) error {
 	type written struct {
 		ids      []uuid.UUID
 		from, to models.DisbursementStatus
+	}
+	var payouts []uuid.UUID
+	for _, g := range groups {
+		payouts = append(payouts, idsOf(g.ds)...)
+	}
+	if err := ledger.LockPayouts(tx, payouts); err != nil {
+		return err
 	}
 	done := make([]written, len(groups))
 	var wallets []uuid.UUID
