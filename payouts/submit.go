@@ -7,7 +7,9 @@ import (
 	"log/slog"
 
 	"github.com/google/uuid"
+	"gorm.io/gorm"
 
+	"github.com/payoutd/payoutd/ledger"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/vendors"
 )
@@ -139,10 +141,17 @@ func (s *Service) claim(ctx context.Context, ds []*models.Disbursement) (map[uui
 	}
 	for attempts, ids := range byAttempts {
 		var got []uuid.UUID
-		err := s.db.WithContext(ctx).Raw(`UPDATE disbursements
-			SET submit_attempts = ?, submit_attempted_at = ?, next_check_at = ?, updated_at = ?
-			WHERE id IN ? AND status = ? AND submit_attempts = ? AND lock_expires_at > ?
-			RETURNING id`, attempts+1, now, next, now, ids, models.StatusVerified, attempts, now).Scan(&got).Error
+		// The rows locked in id order first (ledger's lock order), so that
+		// the claim cannot deadlock with a transaction moving some of them.
+		err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			if err := ledger.LockPayouts(tx, ids); err != nil {
+				return err
+			}
+			return tx.Raw(`UPDATE disbursements
+				SET submit_attempts = ?, submit_attempted_at = ?, next_check_at = ?, updated_at = ?
+				WHERE id IN ? AND status = ? AND submit_attempts = ? AND lock_expires_at > ?
+				RETURNING id`, attempts+1, now, next, now, ids, models.StatusVerified, attempts, now).Scan(&got).Error
+		})
 		if err != nil {
 			return nil, err
 		}
