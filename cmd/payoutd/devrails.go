@@ -185,15 +185,24 @@ func (x *simulatedXendit) connect(apiBase string) error {
 }
 
 func (x *simulatedXendit) serve(ctx context.Context) error {
-	webhooks := func(ctx context.Context) error {
+	webhooks := callbacksOnceConnected(x.connected, func(ctx context.Context, every time.Duration) error {
+		return x.sim.Load().Run(ctx, every)
+	})
+	return serveSim(ctx, webhooks, x.srv, x.ln, x.log)
+}
+
+// callbacksOnceConnected is a simulated rail's callback loop (run, every
+// 200 ms) started once dev's API listens (connected closes): until then
+// there is nowhere to call back.
+func callbacksOnceConnected(connected <-chan struct{}, run func(ctx context.Context, every time.Duration) error) func(context.Context) error {
+	return func(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-x.connected:
-			return x.sim.Load().Run(ctx, 200*time.Millisecond)
+		case <-connected:
+			return run(ctx, 200*time.Millisecond)
 		}
 	}
-	return serveSim(ctx, webhooks, x.srv, x.ln, x.log)
 }
 
 func (x *simulatedXendit) close() { x.ln.Close() }

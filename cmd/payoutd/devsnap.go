@@ -109,14 +109,9 @@ func (s *simulatedSnap) connect(apiBase string) error {
 }
 
 func (s *simulatedSnap) serve(ctx context.Context) error {
-	notify := func(ctx context.Context) error {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-s.connected:
-			return s.sim.Load().Run(ctx, 200*time.Millisecond)
-		}
-	}
+	notify := callbacksOnceConnected(s.connected, func(ctx context.Context, every time.Duration) error {
+		return s.sim.Load().Run(ctx, every)
+	})
 	return serveSim(ctx, notify, s.srv, s.ln, s.log)
 }
 
