@@ -109,13 +109,12 @@ func (s *Server) handleDisbursementCreate(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	d := result.Disbursement
 	if result.Replayed {
 		c.Header("Idempotent-Replayed", "true")
-		answerCreation(c, d, http.StatusOK)
+		answerCreation(c, result.Disbursement, http.StatusOK)
 		return
 	}
-	d, err = s.payouts.SubmitAndWait(ctx, d, s.cfg.DisbursementSubmitWait)
+	d, err := s.payouts.SubmitAndWait(ctx, result, s.cfg.DisbursementSubmitWait)
 	if err != nil {
 		fail(c, err)
 		return

@@ -60,10 +60,10 @@ func Post(tx *gorm.DB, now time.Time, p Posting) (uuid.UUID, error) {
 }
 
 // PostAll is Post for several postings at once, in a fixed number of
-// statements plus one update per wallet touched: one insert of the ledger
-// transactions, one of their entries, then each wallet's summed change,
-// in wallet id order so that concurrent callers lock wallets in the same
-// order. Each release takes its amount off the wallet's lock in that same
+// statements: one insert of the ledger transactions, one of their entries,
+// then each wallet's summed change, in wallet id order so that concurrent
+// callers lock wallets in the same order (on PostgreSQL one update for all
+// the wallets, applyAll). Each release takes its amount off the wallet's lock in that same
 // update, guarded so that a lock never goes negative. It returns the ledger
 // transaction ids in the order of ps.
 //
@@ -113,10 +113,8 @@ func PostAll(tx *gorm.DB, now time.Time, ps []Posting, releases []Release) ([]uu
 	if err := insertPostings(tx, now, ids, ps); err != nil {
 		return nil, err
 	}
-	for _, id := range inIDOrder(changes) {
-		if err := changes[id].apply(tx, id, now); err != nil {
-			return nil, err
-		}
+	if err := applyAll(tx, changes, now); err != nil {
+		return nil, err
 	}
 	return ids, nil
 }

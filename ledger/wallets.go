@@ -28,15 +28,18 @@
 package ledger
 
 import (
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"github.com/payoutd/payoutd/internal/database"
 	"github.com/payoutd/payoutd/models"
 )
 
@@ -60,6 +63,88 @@ func insertPostings(tx *gorm.DB, now time.Time, ids []uuid.UUID, ps []Posting) e
 	}
 	return tx.Create(&entries).Error
 }
+
+// applyAll applies each wallet's change in wallet id order: on PostgreSQL
+// with one statement for all of them (applyAllSQL), elsewhere, or for one
+// wallet, with apply's update per wallet. Should a wallet's guard refuse
+// its change, the error is apply's for the first such wallet, and the
+// caller's transaction rolls back.
+func applyAll(tx *gorm.DB, changes map[uuid.UUID]*walletChange, now time.Time) error {
+	order := inIDOrder(changes)
+	if len(order) == 1 || database.DialectOfDB(tx) != database.Postgres {
+		for _, id := range order {
+			if err := changes[id].apply(tx, id, now); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	balances, releases := make(int64Array, len(order)), make(int64Array, len(order))
+	for i, id := range order {
+		balances[i], releases[i] = int64(changes[id].balance), int64(changes[id].release)
+	}
+	var updated []uuid.UUID
+	err := tx.Raw(applyAllSQL, uuidArray(order), balances, releases, now, int64(-models.MaxBalance), int64(models.MaxBalance)).
+		Scan(&updated).Error
+	if err != nil {
+		return err
+	}
+	if len(updated) == len(order) {
+		return nil
+	}
+	for _, id := range order {
+		if !slices.Contains(updated, id) {
+			// Nothing of it changed: apply's update refuses it again and
+			// says why.
+			return changes[id].apply(tx, id, now)
+		}
+	}
+	return fmt.Errorf("ledger: %d wallet changes, %d rows updated", len(order), len(updated))
+}
+
+// applyAllSQL is applyAll's one statement: $1 the wallet ids in id order,
+// $2 and $3 each one's balance change and release, $4 the time, $5 and $6
+// the balance bounds. The wallets' rows are locked in id order first (the
+// ordered subquery), as a loop of updates would take them.
+const applyAllSQL = `UPDATE wallets w
+	    SET balance = w.balance + c.change, locked = w.locked - c.release, updated_at = $4
+	    FROM unnest($1::uuid[], $2::bigint[], $3::bigint[]) AS c(id, change, release)
+	    WHERE w.id = c.id
+	        AND w.id IN (SELECT id FROM wallets WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE)
+	        AND w.locked >= c.release AND w.balance + c.change BETWEEN $5 AND $6
+	    RETURNING w.id`
+
+// uuidArray and int64Array are PostgreSQL array arguments: gorm would
+// expand a plain slice into a list of placeholders.
+type (
+	uuidArray  []uuid.UUID
+	int64Array []int64
+)
+
+func (a uuidArray) Value() (driver.Value, error) {
+	parts := make([]string, len(a))
+	for i, id := range a {
+		parts[i] = id.String()
+	}
+	return "{" + strings.Join(parts, ",") + "}", nil
+}
+
+func (a int64Array) Value() (driver.Value, error) {
+	parts := make([]string, len(a))
+	for i, v := range a {
+		parts[i] = strconv.FormatInt(v, 10)
+	}
+	return "{" + strings.Join(parts, ",") + "}", nil
+}
+
+// lockShortOf is apply's refusal of a release larger than the wallet's
+// lock.
+type lockShortOf struct {
+	walletID uuid.UUID
+	msg      string
+}
+
+func (e *lockShortOf) Error() string { return e.msg }
 
 // apply changes the wallet's balance (and lock) in one guarded update:
 // the new balance must stay within ±MaxBalance and the lock cover the
@@ -89,7 +174,7 @@ func (c walletChange) apply(tx *gorm.DB, id uuid.UUID, now time.Time) error {
 		return err
 	}
 	if w.Locked < c.release {
-		return fmt.Errorf("release lock: wallet %s holds %s locked, less than %s", id, w.Locked, c.release)
+		return &lockShortOf{walletID: id, msg: fmt.Sprintf("release lock: wallet %s holds %s locked, less than %s", id, w.Locked, c.release)}
 	}
 	return fmt.Errorf("%w: wallet %s holds %s, a change of %s would make it %s",
 		models.ErrBalanceLimit, id, w.Balance.Fixed4(), c.balance.Fixed4(), (w.Balance + c.balance).Fixed4())
@@ -173,6 +258,18 @@ func ReleaseLocks(tx *gorm.DB, releases []Release, now time.Time) error {
 	byWallet := map[uuid.UUID]models.Amount{}
 	for _, r := range releases {
 		byWallet[r.WalletID] += r.Amount
+	}
+	if len(byWallet) > 1 && database.DialectOfDB(tx) == database.Postgres {
+		changes := make(map[uuid.UUID]*walletChange, len(byWallet))
+		for id, amount := range byWallet {
+			changes[id] = &walletChange{release: amount}
+		}
+		err := applyAll(tx, changes, now)
+		var short *lockShortOf
+		if errors.As(err, &short) {
+			return &LockShortError{WalletID: short.walletID, Amount: byWallet[short.walletID]}
+		}
+		return err
 	}
 	for _, id := range inIDOrder(byWallet) {
 		amount := byWallet[id]

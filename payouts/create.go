@@ -26,6 +26,9 @@ type CreateRequest struct {
 type Created struct {
 	Disbursement *models.Disbursement
 	Replayed     bool
+	// submitting is the inline submit Create started (Options.SubmitInline);
+	// SubmitAndWait waits for it.
+	submitting *inlineSubmit
 }
 
 // errKeyVanished would be a disbursement that lookup saw and replay did not
@@ -108,10 +111,15 @@ func (s *Service) create(ctx context.Context, client *models.Client, req CreateR
 		return nil, err
 	}
 	s.metrics.DisbursementTransition("", string(d.Status))
-	if d.Status == models.StatusVerified {
+	created := &Created{Disbursement: d}
+	switch {
+	case d.Status != models.StatusVerified:
+	case s.submitInline:
+		created.submitting = s.startInlineSubmit(d)
+	default:
 		s.enqueueSubmit(ctx, d)
 	}
-	return &Created{Disbursement: d}, nil
+	return created, nil
 }
 
 // lookup reads in one round trip what a fresh create starts from: the
@@ -177,6 +185,15 @@ func (s *Service) newDisbursement(client *models.Client, req CreateRequest, q *Q
 	}
 	id := models.NewID()
 	next := now.Add(firstSweepAfter)
+	attempts, attemptedAt := 0, (*time.Time)(nil)
+	if s.submitInline && status == models.StatusVerified {
+		// This process submits it right after the commit: the first
+		// attempt is claimed with the row (as claim would), so no other
+		// process submits it while the call may be on its way, and the
+		// sweep resolves it after the lease should this process die.
+		attempts, attemptedAt = 1, &now
+		next = now.Add(s.submitLease + sweepGrace)
+	}
 	return &models.Disbursement{
 		ID: id, ClientID: client.ID, WalletID: q.Wallet.ID, IdempotencyKey: req.IdempotencyKey,
 		Status: status, Amount: q.Params.Amount, PlatformFee: q.Fee, NetAmount: q.Net, Currency: "IDR",
@@ -184,7 +201,7 @@ func (s *Service) newDisbursement(client *models.Client, req CreateRequest, q *Q
 		AccountNo: q.Params.AccountNo, AccountHolderName: q.HolderName,
 		Memo: req.Memo, ReferenceID: req.ReferenceID,
 		Vendor: q.Vendor, VendorReference: models.VendorReferenceFor(id),
-		LockExpiresAt: now.Add(s.lockTTL), NextCheckAt: &next,
+		LockExpiresAt: now.Add(s.lockTTL), NextCheckAt: &next, SubmitAttempts: attempts, SubmitAttemptedAt: attemptedAt,
 		CreatedAt: now, UpdatedAt: now,
 	}
 }

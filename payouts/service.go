@@ -58,7 +58,7 @@ type Service struct {
 	waiting      waiters
 	notifier     Notifier
 	submitInline bool
-	inline       *groupCommit[*models.Disbursement]
+	inline       *groupCommit[*inlineSubmit]
 	waitRecheck  time.Duration
 	waitRechecks atomic.Int64
 }
@@ -89,9 +89,11 @@ type Options struct {
 	// negative turns the watch off. Vendors that push results report
 	// returns the same way.
 	ReturnWatch time.Duration
-	// SubmitInline makes SubmitAndWait submit the payout in this process
-	// at once (the API with DISBURSEMENT_SUBMIT_WAIT above 0), the queued
-	// task staying as the fallback.
+	// SubmitInline makes Create submit each fresh VERIFIED payout in this
+	// process at once (the API with DISBURSEMENT_SUBMIT_WAIT above 0): the
+	// row is stored with its first submit attempt claimed, and no task is
+	// queued unless the inline submit leaves the payout unfinished; the
+	// worker's sweep is the fallback should this process die first.
 	SubmitInline bool
 	// Notifier tells the other processes of the moves out of VERIFIED;
 	// nil: only this process's waiters are woken.

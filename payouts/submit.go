@@ -33,7 +33,7 @@ func (s *Service) submitAll(ctx context.Context, ds []*models.Disbursement) []er
 		payable = append(payable, d)
 	}
 	claimed, err := s.claim(ctx, payable)
-	byVendor := map[string][]int{} // indexes into ds
+	var ready []int
 	for i, d := range ds {
 		switch {
 		case answers[i] != nil:
@@ -42,8 +42,32 @@ func (s *Service) submitAll(ctx context.Context, ds []*models.Disbursement) []er
 		case !claimed[d.ID]:
 			answers[i] = fmt.Errorf("%w: %s changed before its submit", ErrOutcomeUnknown, d.VendorReference)
 		default:
-			byVendor[d.Vendor] = append(byVendor[d.Vendor], i)
+			ready = append(ready, i)
 		}
+	}
+	s.submitReady(ctx, ds, ready, answers)
+	return answers
+}
+
+// submitClaimed is submitAll for disbursements whose attempt is claimed
+// already (stored claimed by an inline create).
+func (s *Service) submitClaimed(ctx context.Context, ds []*models.Disbursement) []error {
+	answers := make([]error, len(ds))
+	ready := make([]int, len(ds))
+	for i := range ds {
+		ready[i] = i
+	}
+	s.submitReady(ctx, ds, ready, answers)
+	return answers
+}
+
+// submitReady asks the vendors to pay ds[i] for each claimed index i, one
+// call per vendor, applies the answers in one transaction and sets each
+// one's answer.
+func (s *Service) submitReady(ctx context.Context, ds []*models.Disbursement, ready []int, answers []error) {
+	byVendor := map[string][]int{} // indexes into ds
+	for _, i := range ready {
+		byVendor[ds[i].Vendor] = append(byVendor[ds[i].Vendor], i)
 	}
 	var outcomes []submitted
 	for name, indexes := range byVendor {
@@ -62,7 +86,6 @@ func (s *Service) submitAll(ctx context.Context, ds []*models.Disbursement) []er
 		}
 		answers[o.index] = err
 	}
-	return answers
 }
 
 // submitted is a vendor's answer to one submit as the moves it makes: the

@@ -71,11 +71,22 @@ func transitionAll(tx *gorm.DB, groups []pathGroup, now time.Time) error {
 		from, to models.DisbursementStatus
 	}
 	var payouts []uuid.UUID
+	moving := 0
 	for _, g := range groups {
 		payouts = append(payouts, idsOf(g.ds)...)
+		if len(g.ds) > 0 && len(g.path) > 0 {
+			moving++
+		}
 	}
-	if err := ledger.LockPayouts(tx, payouts); err != nil {
-		return err
+	// One group (the usual batch) takes its locks in its own statements,
+	// in the same order: its status update locks its payout rows in id
+	// order (ledger.PayoutsInLockOrder), and the money's updates lock the
+	// wallets' rows in id order. Several groups lock every row first.
+	inline := moving == 1
+	if !inline {
+		if err := ledger.LockPayouts(tx, payouts); err != nil {
+			return err
+		}
 	}
 	done := make([]written, len(groups))
 	var wallets []uuid.UUID
@@ -91,7 +102,7 @@ func transitionAll(tx *gorm.DB, groups []pathGroup, now time.Time) error {
 			}
 			ids[k] = d.ID
 		}
-		to, err := writeStatus(tx, ids, from, g.path, now)
+		to, err := writeStatus(tx, ids, from, g.path, now, inline)
 		if err != nil {
 			return err
 		}
@@ -102,8 +113,10 @@ func transitionAll(tx *gorm.DB, groups []pathGroup, now time.Time) error {
 			}
 		}
 	}
-	if err := ledger.LockWallets(tx, wallets); err != nil {
-		return err
+	if !inline {
+		if err := ledger.LockWallets(tx, wallets); err != nil {
+			return err
+		}
 	}
 	for i, g := range groups {
 		if done[i].ids == nil {
@@ -130,8 +143,9 @@ func transitionAll(tx *gorm.DB, groups []pathGroup, now time.Time) error {
 // writeStatus checks every move of path against the transition table and
 // writes the rows' new status and columns with one update, guarded by the
 // status they were read in (and the submit attempts when a move says so).
-// It returns the status the path ends in.
-func writeStatus(tx *gorm.DB, ids []uuid.UUID, from models.DisbursementStatus, path []Move, now time.Time) (models.DisbursementStatus, error) {
+// It returns the status the path ends in. With lock, the update takes the
+// rows' locks in id order itself (the caller has not).
+func writeStatus(tx *gorm.DB, ids []uuid.UUID, from models.DisbursementStatus, path []Move, now time.Time, lock bool) (models.DisbursementStatus, error) {
 	updates := map[string]any{"updated_at": now}
 	var guard *int
 	at := from
@@ -145,7 +159,11 @@ func writeStatus(tx *gorm.DB, ids []uuid.UUID, from models.DisbursementStatus, p
 		}
 		at = m.To
 	}
-	guarded := tx.Model(&models.Disbursement{}).Where("id IN ? AND status = ?", ids, from)
+	rows := "id IN ?"
+	if lock {
+		rows = ledger.PayoutsInLockOrder(tx)
+	}
+	guarded := tx.Model(&models.Disbursement{}).Where(rows+" AND status = ?", ids, from)
 	if guard != nil {
 		guarded = guarded.Where("submit_attempts = ?", *guard)
 	}

@@ -87,32 +87,49 @@ func (s *Service) leftVerified(ctx context.Context, ids []uuid.UUID) {
 }
 
 // SubmitAndWait is a fresh create's bounded wait (DISBURSEMENT_SUBMIT_WAIT)
-// for its vendor's first answer. With Options.SubmitInline, this process
-// submits d itself at once (the queued task stays as the fallback and
-// finds the work done); otherwise, or when another process holds the
-// submit, it waits to be woken by the commit that moves d out of
-// VERIFIED, re-reading d every WaitRecheck in case a wake-up was lost. It
-// returns d as then stored; a merchant who hangs up ends the wait, never
-// the submit.
-func (s *Service) SubmitAndWait(ctx context.Context, d *models.Disbursement, wait time.Duration) (*models.Disbursement, error) {
+// for its vendor's first answer. When Create submits inline
+// (Options.SubmitInline), the answer is that submit's, as committed, with
+// no re-read. Otherwise, or when the inline submit left the payout to the
+// worker, it waits to be woken by the commit that moves the payout out of
+// VERIFIED, re-reading it every WaitRecheck in case a wake-up was lost. It
+// returns the disbursement as then stored; a merchant who hangs up ends
+// the wait, never the submit.
+func (s *Service) SubmitAndWait(ctx context.Context, created *Created, wait time.Duration) (*models.Disbursement, error) {
+	d := created.Disbursement
 	if d.Status != models.StatusVerified || wait <= 0 {
 		return d, nil
 	}
-	woken, remove := s.waiting.add(d.ID)
-	defer remove()
-	var inline <-chan error
-	if s.submitInline {
-		inline = s.startInlineSubmit(d)
-	}
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
+	if sub := created.submitting; sub != nil {
+		select {
+		case <-ctx.Done():
+			return d, nil
+		case <-deadline.C:
+			return d, nil
+		case <-sub.done:
+			if sub.moved {
+				answer := sub.d
+				return &answer, nil
+			}
+		}
+	}
+	return s.waitForSubmit(ctx, d, deadline.C)
+}
+
+// waitForSubmit waits until d leaves VERIFIED (woken by the committing
+// process, or seen by a re-read) or until the deadline or the merchant
+// ends the wait.
+func (s *Service) waitForSubmit(ctx context.Context, d *models.Disbursement, deadline <-chan time.Time) (*models.Disbursement, error) {
+	woken, remove := s.waiting.add(d.ID)
+	defer remove()
 	recheck := time.NewTicker(s.waitRecheck)
 	defer recheck.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return d, nil
-		case <-deadline.C:
+		case <-deadline:
 			return d, nil
 		case <-woken:
 			current, err := s.Get(ctx, d.ID)
@@ -120,10 +137,6 @@ func (s *Service) SubmitAndWait(ctx context.Context, d *models.Disbursement, wai
 				return d, nil // the merchant hung up
 			}
 			return current, err
-		case <-inline:
-			// Done without a commit that woke us (claim lost, outcome
-			// unknown): wait for the holder of the submit.
-			inline = nil
 		case <-recheck.C:
 			s.waitRechecks.Add(1)
 			current, err := s.Get(ctx, d.ID)
@@ -143,58 +156,73 @@ func (s *Service) SubmitAndWait(ctx context.Context, d *models.Disbursement, wai
 // inlineLoops is how many inline batches run at once in a process, and
 // maxInlineBatch the most payouts one carries: while a batch is out, the
 // creates that arrive meanwhile queue up and go together in the next
-// (one claim, one vendor call, one transaction for all of them).
+// (one vendor call per vendor, one transaction for all of them).
 const inlineLoops, maxInlineBatch = 2, 64
 
+// inlineSubmit is one payout submitted by the process that created it.
+// Its batch owns it until done is closed; then d is the payout as the
+// batch left it and moved says whether a committed move took it out of
+// VERIFIED.
+type inlineSubmit struct {
+	d     models.Disbursement
+	moved bool
+	done  chan struct{}
+}
+
 // newInlineSubmitter returns the group commit of the inline submits.
-func (s *Service) newInlineSubmitter() *groupCommit[*models.Disbursement] {
-	return &groupCommit[*models.Disbursement]{maxLeaders: inlineLoops, next: firstGroup[*models.Disbursement](maxInlineBatch),
+func (s *Service) newInlineSubmitter() *groupCommit[*inlineSubmit] {
+	return &groupCommit[*inlineSubmit]{maxLeaders: inlineLoops, next: firstGroup[*inlineSubmit](maxInlineBatch),
 		write: s.writeInlineBatch}
 }
 
-// startInlineSubmit queues a copy of d for an inline batch. The batches'
-// context is not the request's (a merchant hanging up must not cut a
-// vendor call in half); each is bounded by the submit lease, which
-// outlasts any vendor timeout. The channel answers when d's batch is done.
-func (s *Service) startInlineSubmit(d *models.Disbursement) <-chan error {
-	own := *d
-	return s.inline.start(&own)
+// startInlineSubmit queues a copy of d, stored with its attempt claimed,
+// for an inline batch.
+func (s *Service) startInlineSubmit(d *models.Disbursement) *inlineSubmit {
+	sub := &inlineSubmit{d: *d, done: make(chan struct{})}
+	s.inline.start(sub)
+	return sub
 }
 
 // writeInlineBatch submits one batch of inline submits and answers each.
-func (s *Service) writeInlineBatch(group []*groupRequest[*models.Disbursement]) {
-	ctx, cancel := context.WithTimeout(context.Background(), s.submitLease)
-	defer cancel()
-	ds := make([]*models.Disbursement, len(group))
-	for i, r := range group {
-		ds[i] = r.item
-	}
-	s.submitFirsts(ctx, ds)
-	for _, r := range group {
-		r.done <- nil
-	}
-}
-
-// submitFirsts submits the disbursements, read as created, that are still
-// first submits: only submitAll's claim decides, so that when the worker's
-// task got there first this does nothing (and counts no attempt), and the
-// worker's task, when it runs after this, finds the status moved or the
-// attempt counted and resolves it as any earlier attempt.
-func (s *Service) submitFirsts(ctx context.Context, batch []*models.Disbursement) {
+// The batch's context is not the requests' (a merchant hanging up must not
+// cut a vendor call in half); it ends when the earliest claim's submit
+// lease does, so that no call of the batch is still on its way once the
+// worker may take the payout over. A payout the batch does not finish (too
+// late for its lease, outcome unknown, a failed write) is queued for the
+// worker, which resolves it as any earlier attempt.
+func (s *Service) writeInlineBatch(group []*groupRequest[*inlineSubmit]) {
 	now := s.clock()
-	ds := make([]*models.Disbursement, 0, len(batch))
-	for _, d := range batch {
-		if d.Status == models.StatusVerified && d.SubmitAttempts == 0 && now.Before(d.LockExpiresAt) {
-			ds = append(ds, d)
+	var ds []*models.Disbursement
+	var leaseEnds time.Time
+	var leftover []*models.Disbursement
+	for _, r := range group {
+		d := &r.item.d
+		if d.SubmitAttemptedAt == nil || !now.Before(d.SubmitAttemptedAt.Add(s.submitLease/2)) || !now.Before(d.LockExpiresAt) {
+			leftover = append(leftover, d)
+			continue
 		}
-	}
-	if len(ds) == 0 {
-		return
-	}
-	for i, err := range s.submitAll(ctx, ds) {
-		if err != nil {
-			slog.InfoContext(ctx, "inline submit left to the worker", slog.String("disbursement_id", ds[i].ID.String()), slog.Any("error", err))
+		if ends := d.SubmitAttemptedAt.Add(s.submitLease); leaseEnds.IsZero() || ends.Before(leaseEnds) {
+			leaseEnds = ends
 		}
+		ds = append(ds, d)
+	}
+	if len(ds) > 0 {
+		ctx, cancel := context.WithDeadline(context.Background(), leaseEnds)
+		for i, err := range s.submitClaimed(ctx, ds) {
+			if err != nil || ds[i].Status == models.StatusVerified {
+				slog.InfoContext(ctx, "inline submit left to the worker", slog.String("disbursement_id", ds[i].ID.String()), slog.Any("error", err))
+				leftover = append(leftover, ds[i])
+			}
+		}
+		cancel()
+	}
+	for _, d := range leftover {
+		s.enqueueSubmit(context.Background(), d)
+	}
+	for _, r := range group {
+		r.item.moved = r.item.d.Status != models.StatusVerified
+		close(r.item.done)
+		r.done <- nil
 	}
 }
 

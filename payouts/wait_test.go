@@ -12,6 +12,7 @@ import (
 
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/vendors"
+	"github.com/payoutd/payoutd/vendors/sandbox"
 )
 
 // countingVendor counts the submits that reach the vendor; hold, when set,
@@ -39,42 +40,123 @@ type wakeFunc func(ids []uuid.UUID)
 
 func (f wakeFunc) Notify(_ context.Context, ids []uuid.UUID) { f(ids) }
 
+// submitRecorder is a Queue that records the submit tasks queued.
+type submitRecorder struct {
+	mu      sync.Mutex
+	submits []uuid.UUID
+}
+
+func (q *submitRecorder) EnqueueSubmit(_ context.Context, id uuid.UUID, _ string) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.submits = append(q.submits, id)
+	return nil
+}
+
+func (q *submitRecorder) EnqueuePoll(context.Context, uuid.UUID, string, time.Duration) error {
+	return nil
+}
+func (q *submitRecorder) EnqueueWebhook(context.Context, uuid.UUID, string) error { return nil }
+
+func (q *submitRecorder) queued() []uuid.UUID {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return append([]uuid.UUID(nil), q.submits...)
+}
+
 // inlineFixture is a service that submits inline and never re-checks
 // during a test (recheck huge) unless told otherwise.
 func inlineFixture(t *testing.T, recheck time.Duration) (*fixture, *Service, *countingVendor) {
 	f, _, simbank := batchFixture(t)
 	v := &countingVendor{Vendor: simbank}
-	svc := New(Options{DB: f.db, Vendors: vendors.NewRegistry(v), SubmitLease: time.Minute, SubmitInline: true, WaitRecheck: recheck})
+	svc := New(Options{DB: f.db, Vendors: vendors.NewRegistry(v), SubmitLease: time.Minute, SubmitInline: true, WaitRecheck: recheck,
+		Queue: &submitRecorder{}})
 	return f, svc, v
 }
 
-// A waiting create submits its payout itself and answers with the vendor's
-// answer, woken by its own commit, not by a re-read; the queued task that
-// runs afterwards finds the work done: the vendor is asked once and one
-// attempt is counted.
-func TestInlineSubmitPaysOnceAndTheTaskDoesNothing(t *testing.T) {
+// createInline creates a payout of 100,000 to account through svc.
+func (f *fixture) createInline(svc *Service, account string) *Created {
+	f.t.Helper()
+	created, err := svc.Create(context.Background(), f.client, CreateRequest{IdempotencyKey: uuid.NewString(),
+		Params: Params{WalletID: f.wallet.ID, Amount: models.Rupiah(100_000), BankCode: "bca", AccountNo: account, TransferType: models.BIFAST}})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return created
+}
+
+// A create that submits inline is stored with its first attempt claimed,
+// queues no task, and answers with the vendor's answer as committed, with
+// no re-read; should the worker's sweep run the task anyway, it finds the
+// work done: the vendor is asked once and one attempt is counted.
+func TestInlineSubmitPaysOnceAndQueuesNothing(t *testing.T) {
 	f, svc, v := inlineFixture(t, time.Hour)
 	ctx := context.Background()
-	d := f.withAccount("1234567890")
-	got, err := svc.SubmitAndWait(ctx, d, time.Minute)
+	created := f.createInline(svc, "1234567890")
+	if d := created.Disbursement; d.SubmitAttempts != 1 || d.SubmitAttemptedAt == nil {
+		t.Fatalf("stored with %d attempts (at %v), want the first claimed", d.SubmitAttempts, d.SubmitAttemptedAt)
+	}
+	got, err := svc.SubmitAndWait(ctx, created, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status == models.StatusVerified {
-		t.Fatalf("answered %s, want the vendor's answer", got.Status)
+	stored, err := svc.Get(ctx, got.ID)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if err := svc.Submit(ctx, d.ID); err != nil {
+	if got.Status != models.StatusSuccess || stored.Status != got.Status {
+		t.Fatalf("answered %s, stored %s; want SUCCESS both", got.Status, stored.Status)
+	}
+	if q := svc.queue.(*submitRecorder).queued(); len(q) != 0 {
+		t.Fatalf("submit tasks queued: %v; the inline submit finished the payout", q)
+	}
+	if err := svc.Submit(ctx, got.ID); err != nil {
 		t.Fatalf("the worker's task: %v", err)
 	}
-	stored, err := svc.Get(ctx, d.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := v.submits.Load(); n != 1 || stored.SubmitAttempts != 1 {
-		t.Fatalf("vendor asked %d times, %d attempts counted; want 1 and 1", n, stored.SubmitAttempts)
+	if stored, _ = svc.Get(ctx, got.ID); v.submits.Load() != 1 || stored.SubmitAttempts != 1 {
+		t.Fatalf("vendor asked %d times, %d attempts counted; want 1 and 1", v.submits.Load(), stored.SubmitAttempts)
 	}
 	if n := svc.WaitRechecks(); n != 0 {
-		t.Fatalf("%d re-checks; the commit should have woken the wait", n)
+		t.Fatalf("%d re-checks; the inline submit should have answered", n)
+	}
+	f.reconciled()
+}
+
+// An inline submit whose answer is lost is handed to the worker: its task
+// is queued, the merchant waits for whoever finishes it, and the worker
+// resolves it by asking the vendor about the claimed attempt, never by a
+// second payout.
+func TestInlineSubmitLeftToTheWorker(t *testing.T) {
+	f, svc, v := inlineFixture(t, 5*time.Millisecond)
+	ctx := context.Background()
+	created := f.createInline(svc, sandbox.AccountFirstSubmitLost)
+	answered := make(chan *models.Disbursement, 1)
+	go func() {
+		got, err := svc.SubmitAndWait(ctx, created, time.Minute)
+		if err != nil {
+			t.Error(err)
+		}
+		answered <- got
+	}()
+	id := created.Disbursement.ID
+	var queued []uuid.UUID
+	for deadline := time.Now().Add(30 * time.Second); len(queued) == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the unfinished inline submit queued no task")
+		}
+		queued = svc.queue.(*submitRecorder).queued()
+	}
+	if len(queued) != 1 || queued[0] != id {
+		t.Fatalf("queued %v, want %s once", queued, id)
+	}
+	if err := svc.Submit(ctx, id); err != nil {
+		t.Fatalf("the worker's task: %v", err)
+	}
+	if got := <-answered; got.Status == models.StatusVerified {
+		t.Fatalf("answered %s, want the worker's result", got.Status)
+	}
+	if n := v.submits.Load(); n != 1 {
+		t.Fatalf("vendor asked to pay %d times, want once", n)
 	}
 	f.reconciled()
 }
@@ -93,9 +175,9 @@ func waitingFor(t *testing.T, svc *Service, id uuid.UUID) {
 	t.Fatal("nobody waits")
 }
 
-// When another process holds the submit (the worker claimed it first),
-// the inline submit does nothing and the create is woken by the other
-// process's commit, published to it, without re-reading the row.
+// When another process holds the submit (the worker claimed it: the
+// inline submit left it over), the create is woken by the other process's
+// commit, published to it, without re-reading the row.
 func TestWaiterWokenByAnotherProcessesCommit(t *testing.T) {
 	f, api, v := inlineFixture(t, time.Hour)
 	ctx := context.Background()
@@ -108,7 +190,7 @@ func TestWaiterWokenByAnotherProcessesCommit(t *testing.T) {
 	}
 	answered := make(chan *models.Disbursement, 1)
 	go func() {
-		got, err := api.SubmitAndWait(ctx, d, time.Minute)
+		got, err := api.SubmitAndWait(ctx, &Created{Disbursement: d}, time.Minute)
 		if err != nil {
 			t.Error(err)
 		}
@@ -123,7 +205,7 @@ func TestWaiterWokenByAnotherProcessesCommit(t *testing.T) {
 		t.Fatalf("answered %s, want REQUESTED", got.Status)
 	}
 	if n := v.submits.Load(); n != 0 {
-		t.Fatalf("the losing inline submit asked the vendor %d times", n)
+		t.Fatalf("the vendor was asked %d times by the waiting process", n)
 	}
 	if n := api.WaitRechecks(); n != 0 {
 		t.Fatalf("%d re-checks; the publish should have woken the wait", n)
@@ -143,7 +225,7 @@ func TestLostWakeIsCoveredByTheRecheck(t *testing.T) {
 	}
 	answered := make(chan *models.Disbursement, 1)
 	go func() {
-		got, _ := api.SubmitAndWait(ctx, d, time.Minute)
+		got, _ := api.SubmitAndWait(ctx, &Created{Disbursement: d}, time.Minute)
 		answered <- got
 	}()
 	waitingFor(t, api, d.ID)
@@ -164,14 +246,15 @@ func TestLostWakeIsCoveredByTheRecheck(t *testing.T) {
 func TestHangUpMidSubmitLeavesAConsistentPayout(t *testing.T) {
 	f, svc, v := inlineFixture(t, time.Hour)
 	v.reached, v.hold = make(chan struct{}, 1), make(chan struct{})
-	d := f.withAccount("1234567890")
+	created := f.createInline(svc, "1234567890")
+	d := created.Disbursement
 	ctx, hangUp := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
 	var got *models.Disbursement
 	go func() {
 		defer wg.Done()
-		got, _ = svc.SubmitAndWait(ctx, d, time.Minute)
+		got, _ = svc.SubmitAndWait(ctx, created, time.Minute)
 	}()
 	<-v.reached
 	hangUp()

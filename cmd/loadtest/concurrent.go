@@ -102,6 +102,28 @@ type concurrentSub struct {
 
 var concurrentSubs = []concurrentSub{{name: "hot", hot: true}, {name: "spread"}, {name: "wait", waitOn: true}}
 
+// selectConcurrentSubs is -concurrent-phases: the named sub-phases, in
+// their fixed order.
+func selectConcurrentSubs(names string) ([]concurrentSub, error) {
+	want := map[string]bool{}
+	for _, n := range strings.Split(names, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			want[n] = true
+		}
+	}
+	var subs []concurrentSub
+	for _, sub := range concurrentSubs {
+		if want[sub.name] {
+			subs = append(subs, sub)
+			delete(want, sub.name)
+		}
+	}
+	if len(want) > 0 || len(subs) == 0 {
+		return nil, fmt.Errorf("-concurrent-phases %q: name one or more of hot, spread, wait", names)
+	}
+	return subs, nil
+}
+
 // concurrentRun is what the sub-phases share.
 type concurrentRun struct {
 	s        *runSetup
@@ -146,7 +168,11 @@ func measureConcurrent(ctx context.Context, s *runSetup, bin *payoutdBinary, cfg
 	if res.SettledBefore, res.LeftOpen, err = cr.settle(ctx); err != nil {
 		return nil, err
 	}
-	for _, sub := range concurrentSubs {
+	subs, err := selectConcurrentSubs(o.concurrentPhases)
+	if err != nil {
+		return nil, err
+	}
+	for _, sub := range subs {
 		p, err := cr.runSub(ctx, sub)
 		if err != nil {
 			return nil, err

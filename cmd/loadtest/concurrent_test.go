@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -94,5 +95,30 @@ func TestEvidenceFlags(t *testing.T) {
 		if _, err := parseFlags(args, &bytes.Buffer{}, noEnv); err == nil {
 			t.Errorf("parseFlags(%q) accepted", args)
 		}
+	}
+}
+
+func TestConcurrentPhasesFlag(t *testing.T) {
+	for _, tc := range []struct {
+		arg  string
+		want []string // nil: refused
+	}{
+		{"hot,spread,wait", []string{"hot", "spread", "wait"}},
+		{"wait", []string{"wait"}},
+		{"wait, hot", []string{"hot", "wait"}},
+		{"", nil},
+		{"hot,drain", nil},
+	} {
+		subs, err := selectConcurrentSubs(tc.arg)
+		var got []string
+		for _, s := range subs {
+			got = append(got, s.name)
+		}
+		if (err == nil) != (tc.want != nil) || !slices.Equal(got, tc.want) {
+			t.Errorf("selectConcurrentSubs(%q) = %q, %v; want %q", tc.arg, got, err, tc.want)
+		}
+	}
+	if _, err := parseFlags([]string{"-scenario", "concurrent", "-concurrent-phases", "spread,nope"}, &bytes.Buffer{}, func(string) string { return "" }); err == nil {
+		t.Error("an unknown sub-phase was accepted")
 	}
 }

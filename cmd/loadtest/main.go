@@ -227,6 +227,7 @@ type options struct {
 	concurrentMax          int
 	concurrentWallets      int
 	concurrentDrainTimeout time.Duration
+	concurrentPhases       string // comma-separated sub-phase names
 	evidence               bool
 	evidenceDir            string
 }
@@ -338,6 +339,8 @@ func (o *options) defineScenarioFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.concurrentWallets, "concurrent-wallets", 100, "concurrent: wallets the spread and wait sub-phases go over (clients added beyond -clients)")
 	fs.DurationVar(&o.concurrentDrainTimeout, "concurrent-drain-timeout", 2*time.Minute,
 		"concurrent: longest wait, after the creates, for every payout of a sub-phase to be terminal;\nthose still open then are reported and the run exits 1")
+	fs.StringVar(&o.concurrentPhases, "concurrent-phases", "hot,spread,wait",
+		"concurrent: the sub-phases to run, comma-separated, in the order hot, spread, wait")
 	fs.BoolVar(&o.evidence, "evidence", false,
 		"concurrent: sample pg_stat_activity wait events and pg_locks every 100ms, read pg_stat_statements,\nprofile the api and the worker, time Redis PINGs; raw files in -evidence-dir")
 	fs.StringVar(&o.evidenceDir, "evidence-dir", "loadtest-evidence", "where -evidence writes its files (`DIR`, created)")
@@ -433,6 +436,9 @@ func (o options) concurrentProblems() []error {
 	var errs []error
 	if o.concurrentMax < 1 || o.concurrentWallets < 1 || o.concurrentDrainTimeout <= 0 {
 		errs = append(errs, errors.New("-concurrent-max and -concurrent-wallets must be at least 1, -concurrent-drain-timeout positive"))
+	}
+	if _, err := selectConcurrentSubs(o.concurrentPhases); err != nil {
+		errs = append(errs, err)
 	}
 	if o.evidence && !slices.Contains([]string{"concurrent", "disbursements", "all"}, o.scenario) {
 		errs = append(errs, fmt.Errorf("-evidence: only with -scenario concurrent, disbursements or all (the concurrent phase), not %s", o.scenario))
