@@ -103,6 +103,7 @@ func (s *Server) handleDisbursementCreate(c *gin.Context) {
 		fail(c, err)
 		return
 	}
+	create.WaitsForSubmit = s.cfg.DisbursementSubmitWait > 0
 	ctx := c.Request.Context()
 	result, err := s.payouts.Create(ctx, &principalOf(c).Client, create)
 	if err != nil {

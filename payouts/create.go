@@ -19,6 +19,10 @@ type CreateRequest struct {
 	IdempotencyKey string
 	Memo           *string
 	ReferenceID    *string
+	// WaitsForSubmit says the caller waits for the submit's first answer
+	// (SubmitAndWait, the API with DISBURSEMENT_SUBMIT_WAIT): with
+	// Options.SubmitInline this process then submits the payout itself.
+	WaitsForSubmit bool
 }
 
 // Created is the outcome of Create: the disbursement as stored, and
@@ -26,8 +30,8 @@ type CreateRequest struct {
 type Created struct {
 	Disbursement *models.Disbursement
 	Replayed     bool
-	// submitting is the inline submit Create started (Options.SubmitInline);
-	// SubmitAndWait waits for it.
+	// submitting is the inline submit Create started (WaitsForSubmit with
+	// Options.SubmitInline); SubmitAndWait waits for it.
 	submitting *inlineSubmit
 }
 
@@ -114,7 +118,7 @@ func (s *Service) create(ctx context.Context, client *models.Client, req CreateR
 	created := &Created{Disbursement: d}
 	switch {
 	case d.Status != models.StatusVerified:
-	case s.submitInline:
+	case d.SubmitAttempts > 0: // claimed with the row: submitInline
 		created.submitting = s.startInlineSubmit(d)
 	default:
 		s.enqueueSubmit(ctx, d)
@@ -186,7 +190,7 @@ func (s *Service) newDisbursement(client *models.Client, req CreateRequest, q *Q
 	id := models.NewID()
 	next := now.Add(firstSweepAfter)
 	attempts, attemptedAt := 0, (*time.Time)(nil)
-	if s.submitInline && status == models.StatusVerified {
+	if s.submitInline && req.WaitsForSubmit && status == models.StatusVerified {
 		// This process submits it right after the commit: the first
 		// attempt is claimed with the row (as claim would), so no other
 		// process submits it while the call may be on its way, and the

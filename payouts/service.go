@@ -89,11 +89,12 @@ type Options struct {
 	// negative turns the watch off. Vendors that push results report
 	// returns the same way.
 	ReturnWatch time.Duration
-	// SubmitInline makes Create submit each fresh VERIFIED payout in this
-	// process at once (the API with DISBURSEMENT_SUBMIT_WAIT above 0): the
-	// row is stored with its first submit attempt claimed, and no task is
-	// queued unless the inline submit leaves the payout unfinished; the
-	// worker's sweep is the fallback should this process die first.
+	// SubmitInline makes Create submit a fresh VERIFIED payout whose caller
+	// waits for it (CreateRequest.WaitsForSubmit: the API with
+	// DISBURSEMENT_SUBMIT_WAIT above 0) in this process at once: the row is
+	// stored with its first submit attempt claimed, and no task is queued
+	// unless the inline submit leaves the payout unfinished; the worker's
+	// sweep is the fallback should this process die first.
 	SubmitInline bool
 	// Notifier tells the other processes of the moves out of VERIFIED;
 	// nil: only this process's waiters are woken.

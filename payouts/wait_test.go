@@ -77,7 +77,7 @@ func inlineFixture(t *testing.T, recheck time.Duration) (*fixture, *Service, *co
 // createInline creates a payout of 100,000 to account through svc.
 func (f *fixture) createInline(svc *Service, account string) *Created {
 	f.t.Helper()
-	created, err := svc.Create(context.Background(), f.client, CreateRequest{IdempotencyKey: uuid.NewString(),
+	created, err := svc.Create(context.Background(), f.client, CreateRequest{IdempotencyKey: uuid.NewString(), WaitsForSubmit: true,
 		Params: Params{WalletID: f.wallet.ID, Amount: models.Rupiah(100_000), BankCode: "bca", AccountNo: account, TransferType: models.BIFAST}})
 	if err != nil {
 		f.t.Fatal(err)
