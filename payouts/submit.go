@@ -7,7 +7,6 @@ import (
 	"log/slog"
 
 	"github.com/google/uuid"
-	"gorm.io/gorm"
 
 	"github.com/payoutd/payoutd/ledger"
 	"github.com/payoutd/payoutd/models"
@@ -164,17 +163,14 @@ func (s *Service) claim(ctx context.Context, ds []*models.Disbursement) (map[uui
 	}
 	for attempts, ids := range byAttempts {
 		var got []uuid.UUID
-		// The rows locked in id order first (ledger's lock order), so that
-		// the claim cannot deadlock with a transaction moving some of them.
-		err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-			if err := ledger.LockPayouts(tx, ids); err != nil {
-				return err
-			}
-			return tx.Raw(`UPDATE disbursements
+		// One statement that locks the rows in id order (ledger's lock
+		// order) before it updates them, so that the claim cannot deadlock
+		// with a transaction moving some of them.
+		db := s.db.WithContext(ctx)
+		err := db.Raw(`UPDATE disbursements
 				SET submit_attempts = ?, submit_attempted_at = ?, next_check_at = ?, updated_at = ?
-				WHERE id IN ? AND status = ? AND submit_attempts = ? AND lock_expires_at > ?
+				WHERE `+ledger.PayoutsInLockOrder(db)+` AND status = ? AND submit_attempts = ? AND lock_expires_at > ?
 				RETURNING id`, attempts+1, now, next, now, ids, models.StatusVerified, attempts, now).Scan(&got).Error
-		})
 		if err != nil {
 			return nil, err
 		}
