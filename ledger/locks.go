@@ -34,6 +34,17 @@ func PayoutsInLockOrder(tx *gorm.DB) string {
 	return "id IN (SELECT id FROM disbursements WHERE id IN ? ORDER BY id FOR NO KEY UPDATE)"
 }
 
+// SkipLocked ends a SELECT that picks rows to claim (the submit pump's):
+// on PostgreSQL it locks them and skips those another transaction holds,
+// so that claimers never wait for one another (and cannot deadlock); on
+// SQLite, whose one writer holds the whole database, it is empty.
+func SkipLocked(tx *gorm.DB) string {
+	if database.DialectOfDB(tx) != database.Postgres {
+		return ""
+	}
+	return " FOR NO KEY UPDATE SKIP LOCKED"
+}
+
 // LockPayouts takes the row locks of the disbursements ids, in id order,
 // in tx, before a transaction writes their status.
 func LockPayouts(tx *gorm.DB, ids []uuid.UUID) error {

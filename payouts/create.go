@@ -221,9 +221,20 @@ func (s *Service) insert(d *models.Disbursement) error {
 	return s.insertGrouped(d)
 }
 
-// enqueueSubmit hands a VERIFIED disbursement to the worker. A failure is
-// only logged: the row is committed and the sweep enqueues it later.
+// enqueueSubmit hands a VERIFIED disbursement to the worker: a payout due
+// for its first submit by the due signal to the worker's pumps when there
+// is one, any other by a submit task. A failure is only logged: the row is
+// committed, and a pump's recheck or the sweep finds it later.
 func (s *Service) enqueueSubmit(ctx context.Context, d *models.Disbursement) {
+	if s.dueSignal != nil && d.SubmitAttempts == 0 {
+		s.dueSignal.SubmitsDue(ctx)
+		return
+	}
+	s.queueSubmitTask(ctx, d)
+}
+
+// queueSubmitTask queues a payout:submit task for d.
+func (s *Service) queueSubmitTask(ctx context.Context, d *models.Disbursement) {
 	if s.queue == nil {
 		return
 	}

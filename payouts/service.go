@@ -42,8 +42,12 @@ type Service struct {
 	// about a return; 0 or less: never.
 	returnWatch time.Duration
 
-	mu      sync.Mutex
-	batches *batcher // set while RunSubmitBatches runs
+	mu        sync.Mutex
+	batches   *batcher        // set while RunSubmitBatches runs
+	pumpWakes []chan struct{} // set while RunSubmitPump runs
+	// dueSignal, when set, replaces the submit task of a fresh payout:
+	// the worker's pumps take it from the table (pump.go).
+	dueSignal DueSignal
 
 	// creates groups the inserts of concurrent creates.
 	creates *groupCommit[*models.Disbursement]
@@ -102,6 +106,10 @@ type Options struct {
 	// WaitRecheck is how often a waiting create re-reads its row in case
 	// a wake-up was lost; 0 means DefaultWaitRecheck.
 	WaitRecheck time.Duration
+	// DueSignal, when set, is given instead of a submit task for a payout
+	// due for its first submit: the worker's submit pumps (RunSubmitPump)
+	// take it from the table. nil: a payout:submit task per payout.
+	DueSignal DueSignal
 }
 
 // DefaultReturnWatch is Options.ReturnWatch's default.
@@ -129,7 +137,7 @@ func New(o Options) *Service {
 	}
 	s := &Service{db: o.DB, store: models.NewStore(o.DB), vendors: o.Vendors, queue: o.Queue,
 		lockTTL: o.LockTTL, submitLease: o.SubmitLease, now: o.Now, metrics: o.Metrics, inquiries: o.InquiryBudget, returnWatch: o.ReturnWatch,
-		notifier: o.Notifier, submitInline: o.SubmitInline, waitRecheck: o.WaitRecheck}
+		notifier: o.Notifier, submitInline: o.SubmitInline, waitRecheck: o.WaitRecheck, dueSignal: o.DueSignal}
 	s.creates, s.moves, s.inline = s.newCreateGrouper(), s.newMoveGrouper(), s.newInlineSubmitter()
 	return s
 }

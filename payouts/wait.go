@@ -217,7 +217,7 @@ func (s *Service) writeInlineBatch(group []*groupRequest[*inlineSubmit]) {
 		cancel()
 	}
 	for _, d := range leftover {
-		s.enqueueSubmit(context.Background(), d)
+		s.queueSubmitTask(context.Background(), d)
 	}
 	for _, r := range group {
 		r.item.moved = r.item.d.Status != models.StatusVerified

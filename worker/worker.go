@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -141,7 +142,11 @@ func Run(ctx context.Context, d Deps) error {
 	batchesDone := make(chan struct{})
 	go func() {
 		defer close(batchesDone)
-		d.Payouts.RunSubmitBatches(batchCtx, submitBatchLoops, concurrency)
+		var wg sync.WaitGroup
+		wg.Go(func() { d.Payouts.RunSubmitBatches(batchCtx, submitBatchLoops, concurrency) })
+		// Fresh payouts come straight from the table (payouts/pump.go).
+		wg.Go(func() { d.Payouts.RunSubmitPump(batchCtx, submitBatchLoops, maxPumpBatch) })
+		wg.Wait()
 	}()
 	stop := func() {
 		srv.Shutdown()
@@ -161,6 +166,9 @@ func Run(ctx context.Context, d Deps) error {
 	stop()
 	return nil
 }
+
+// maxPumpBatch is the most fresh payouts one submit pump claims at a time.
+const maxPumpBatch = 64
 
 // submitBatchLoops is how many batches of payout submits may be in flight:
 // one gathering while another waits on the database or the vendor.

@@ -132,8 +132,12 @@ func Build(ctx context.Context, cfg config.Config, o Options) (_ *App, err error
 	if a.Tasks != nil {
 		parts.Queue = a.Tasks
 	}
+	if a.Redis != nil && !o.Operator {
+		// Fresh payouts reach the workers' submit pumps, not a task each.
+		parts.DueSignal = &RedisDue{Redis: a.Redis}
+	}
 	a.Payouts, a.Payments = NewServices(parts)
-	if a.Redis != nil && !o.Operator && cfg.DisbursementSubmitWait > 0 {
+	if a.Redis != nil && !o.Operator {
 		wctx, stop := context.WithCancel(context.Background())
 		a.closers = append(a.closers, stop)
 		SubscribeWakes(wctx, a.Redis, a.Payouts)
@@ -196,6 +200,9 @@ type Parts struct {
 		payments.Queue
 	}
 	Metrics *metrics.Metrics
+	// DueSignal, when set, tells the workers' submit pumps of fresh
+	// payouts instead of a submit task each (payouts.Options.DueSignal).
+	DueSignal payouts.DueSignal
 	// Now is the services' clock; nil: time.Now.
 	Now func() time.Time
 }
@@ -229,7 +236,7 @@ func NewServices(p Parts) (*payouts.Service, *payments.Service) {
 	po := payouts.New(payouts.Options{DB: p.DB, Vendors: p.Vendors, Queue: payoutQueue,
 		LockTTL: p.Config.DisbursementLockTTL, SubmitLease: p.Config.DisbursementSubmitLease, Now: p.Now, Metrics: p.Metrics,
 		InquiryBudget: budget, ReturnWatch: p.Config.PayoutReturnWatch(),
-		SubmitInline: p.Config.DisbursementSubmitWait > 0, Notifier: notifier})
+		SubmitInline: p.Config.DisbursementSubmitWait > 0, Notifier: notifier, DueSignal: p.DueSignal})
 	pa := payments.New(payments.Options{DB: p.DB, Acquirer: p.Acquirer, Queue: paymentQueue,
 		Calendar: SettlementCalendar(p.Config), Now: p.Now, Metrics: p.Metrics})
 	return po, pa

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -35,11 +36,55 @@ func (w RedisWakes) Notify(ctx context.Context, ids []uuid.UUID) {
 	}
 }
 
-// Waker is what a subscriber wakes: *payouts.Service.
-type Waker interface{ Wake(ids ...uuid.UUID) }
+// DueChannel is the Redis channel on which the API says that payouts
+// became due for their first submit, so that the workers' submit pumps
+// take them at once (payouts.DueSignal). The message carries nothing.
+const DueChannel = "payoutd:payouts:due"
 
-// SubscribeWakes hands every id published on WakeChannel to svc.Wake until
-// ctx ends, subscribing again after a broken connection. It returns once
+// RedisDue publishes on DueChannel: payouts.DueSignal over Redis pub/sub,
+// coalesced: however many creates signal at once, one PUBLISH is on its
+// way at a time, and one starts after every signal, so that a pump woken
+// by it sees the payout committed before the signal. Publishing does not
+// hold up the create's answer.
+type RedisDue struct {
+	Redis            *redis.Client
+	pending, sending atomic.Bool
+}
+
+var _ payouts.DueSignal = (*RedisDue)(nil)
+
+// SubmitsDue publishes on DueChannel, in the background. A failure is only
+// logged: the pumps look again every payouts.PumpRecheck.
+func (d *RedisDue) SubmitsDue(context.Context) {
+	d.pending.Store(true)
+	if !d.sending.CompareAndSwap(false, true) {
+		return // the running sender publishes again for this signal
+	}
+	go func() {
+		for {
+			d.pending.Store(false)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			if err := d.Redis.Publish(ctx, DueChannel, "").Err(); err != nil {
+				slog.Warn("publish of due payouts failed; the submit pumps look again shortly", slog.Any("error", err))
+			}
+			cancel()
+			d.sending.Store(false)
+			if !d.pending.Load() || !d.sending.CompareAndSwap(false, true) {
+				return
+			}
+		}
+	}()
+}
+
+// Waker is what a subscriber wakes: *payouts.Service, its waiting creates
+// (WakeChannel) and its submit pumps (DueChannel).
+type Waker interface {
+	Wake(ids ...uuid.UUID)
+	WakePumps()
+}
+
+// SubscribeWakes hands every id published on WakeChannel to svc.Wake, and
+// every message on DueChannel to svc.WakePumps, until ctx ends, subscribing again after a broken connection. It returns once
 // the first subscription is confirmed (or ctx ended), so that a create
 // made after it is woken.
 func SubscribeWakes(ctx context.Context, rdb *redis.Client, svc Waker) {
@@ -66,7 +111,7 @@ func SubscribeWakes(ctx context.Context, rdb *redis.Client, svc Waker) {
 // receiveWakes runs one subscription until it breaks or ctx ends; ready,
 // when not nil, is closed once it is confirmed.
 func receiveWakes(ctx context.Context, rdb *redis.Client, svc Waker, ready chan struct{}) {
-	sub := rdb.Subscribe(ctx, WakeChannel)
+	sub := rdb.Subscribe(ctx, WakeChannel, DueChannel)
 	defer sub.Close()
 	if _, err := sub.Receive(ctx); err != nil {
 		if ctx.Err() == nil {
@@ -84,6 +129,10 @@ func receiveWakes(ctx context.Context, rdb *redis.Client, svc Waker, ready chan 
 				slog.Warn("wake subscription broken; resubscribing", slog.Any("error", err))
 			}
 			return
+		}
+		if msg.Channel == DueChannel {
+			svc.WakePumps()
+			continue
 		}
 		var ids []uuid.UUID
 		for _, f := range strings.Fields(msg.Payload) {

@@ -13,8 +13,9 @@ import (
 
 // wakeRecorder records the ids it is woken for.
 type wakeRecorder struct {
-	mu  sync.Mutex
-	ids map[uuid.UUID]bool
+	mu    sync.Mutex
+	ids   map[uuid.UUID]bool
+	pumps int
 }
 
 func (w *wakeRecorder) Wake(ids ...uuid.UUID) {
@@ -23,6 +24,18 @@ func (w *wakeRecorder) Wake(ids ...uuid.UUID) {
 	for _, id := range ids {
 		w.ids[id] = true
 	}
+}
+
+func (w *wakeRecorder) WakePumps() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.pumps++
+}
+
+func (w *wakeRecorder) pumpWakes() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.pumps
 }
 
 func (w *wakeRecorder) has(id uuid.UUID) bool {
@@ -45,5 +58,39 @@ func TestRedisWakesReachAnotherProcess(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("the published ids never woke the subscriber")
 		}
+	}
+}
+
+// A burst of due signals (one per create) reaches another process's pumps
+// as at least one wake-up, and a signal after the burst as another: the
+// publishes are coalesced, never dropped after a signal.
+func TestDueSignalsWakeAnotherProcessesPumps(t *testing.T) {
+	rdb, _ := testenv.Redis(t)
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	rec := &wakeRecorder{ids: map[uuid.UUID]bool{}}
+	SubscribeWakes(ctx, rdb, rec)
+	due := &RedisDue{Redis: rdb}
+	for range 50 {
+		due.SubmitsDue(ctx)
+	}
+	waitFor := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); rec.pumpWakes() < n; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d pump wake-ups, want at least %d", rec.pumpWakes(), n)
+			}
+		}
+	}
+	waitFor(1)
+	for due.sending.Load() {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // the burst's last message arrives
+	before := rec.pumpWakes()
+	due.SubmitsDue(ctx)
+	waitFor(before + 1)
+	if n := rec.pumpWakes(); n > 51 {
+		t.Fatalf("%d wake-ups for 51 signals", n)
 	}
 }

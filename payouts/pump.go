@@ -1,0 +1,142 @@
+package payouts
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/payoutd/payoutd/ledger"
+	"github.com/payoutd/payoutd/models"
+)
+
+// The submit pump is how the worker takes fresh payouts: straight from the
+// disbursements table, the row being the outbox, instead of one queued task
+// per payout. A queued task costs the API an enqueue and the worker a
+// dequeue and an acknowledgement, each a Redis round trip, and asynq takes
+// tasks off Redis one at a time: on a busy machine that bounded the
+// payouts a worker finished per second, not the database (issue #14). A
+// pump claims a batch of due payouts with one statement (rows another
+// pump holds are skipped, so several pumps and several workers share the
+// work without waiting for each other), submits them together and takes
+// the next batch at once while there are more. It is woken when payouts
+// become due (DueSignal, published by the API after its commit) and
+// otherwise looks every PumpRecheck. asynq keeps the rest: status checks,
+// retries of unknown outcomes, webhooks and the periodic tasks.
+
+// DueSignal tells the worker's pumps that payouts became due for their
+// first submit (internal/app publishes it on Redis). Best effort: a lost
+// signal costs a payout one PumpRecheck.
+type DueSignal interface {
+	SubmitsDue(ctx context.Context)
+}
+
+// PumpRecheck is how often an idle pump looks for due payouts without
+// being woken.
+const PumpRecheck = 250 * time.Millisecond
+
+// SubmitDue claims up to limit payouts waiting for their first submit
+// (VERIFIED, no attempt yet, lock running, vendor configured in this
+// process), oldest first, and submits them as one batch; it returns how
+// many it claimed. A payout the batch does not finish (answer lost, a
+// failed write) is queued as a submit task, whose handler resolves the
+// claimed attempt by asking the vendor.
+func (s *Service) SubmitDue(ctx context.Context, limit int) (int, error) {
+	ds, err := s.claimDue(ctx, limit)
+	if err != nil || len(ds) == 0 {
+		return 0, err
+	}
+	// The vendor calls end with the claims' lease, whatever ctx does: a
+	// batch is finished once its claims are made.
+	runCtx, cancel := context.WithDeadline(context.WithoutCancel(ctx), ds[0].SubmitAttemptedAt.Add(s.submitLease))
+	defer cancel()
+	for i, err := range s.submitClaimed(runCtx, ds) {
+		if err != nil || ds[i].Status == models.StatusVerified {
+			slog.InfoContext(ctx, "pumped submit left to a submit task", slog.String("disbursement_id", ds[i].ID.String()), slog.Any("error", err))
+			s.queueSubmitTask(ctx, ds[i])
+		}
+	}
+	return len(ds), nil
+}
+
+// claimDue counts the first submit attempt of up to limit due payouts with
+// one statement and returns them as stored after it. On PostgreSQL the
+// rows are locked as they are chosen, skipping those another transaction
+// holds (a pump never waits, so it cannot deadlock); SQLite has one writer.
+func (s *Service) claimDue(ctx context.Context, limit int) ([]*models.Disbursement, error) {
+	now := s.clock()
+	next := now.Add(s.submitLease + sweepGrace)
+	db := s.db.WithContext(ctx)
+	var rows []models.Disbursement
+	err := db.Raw(`UPDATE disbursements
+		SET submit_attempts = 1, submit_attempted_at = ?, next_check_at = ?, updated_at = ?
+		WHERE id IN (SELECT id FROM disbursements
+		        WHERE status = ? AND submit_attempts = 0 AND lock_expires_at > ? AND vendor IN ?
+		        ORDER BY next_check_at LIMIT ?`+ledger.SkipLocked(db)+`)
+		    AND status = ? AND submit_attempts = 0
+		RETURNING *`, now, next, now, models.StatusVerified, now, s.vendors.Names(), limit, models.StatusVerified).
+		Scan(&rows).Error
+	if err != nil {
+		return nil, err
+	}
+	ds := make([]*models.Disbursement, len(rows))
+	for i := range rows {
+		ds[i] = &rows[i]
+	}
+	return ds, nil
+}
+
+// RunSubmitPump runs loops pumps, each taking up to limit payouts at a
+// time, until ctx ends; it returns once they have stopped (a batch under
+// way is finished first). Wake (SubmitsDue's subscriber calls it) starts
+// every idle pump.
+func (s *Service) RunSubmitPump(ctx context.Context, loops, limit int) {
+	wakes := make([]chan struct{}, max(loops, 1))
+	for i := range wakes {
+		wakes[i] = make(chan struct{}, 1)
+	}
+	s.mu.Lock()
+	s.pumpWakes = wakes
+	s.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, wake := range wakes {
+		wg.Go(func() { s.pump(ctx, wake, max(limit, 1)) })
+	}
+	wg.Wait()
+	s.mu.Lock()
+	s.pumpWakes = nil
+	s.mu.Unlock()
+}
+
+// WakePumps starts this process's idle pumps at once.
+func (s *Service) WakePumps() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, w := range s.pumpWakes {
+		select {
+		case w <- struct{}{}:
+		default: // already woken
+		}
+	}
+}
+
+// pump takes batches while full ones come, then waits to be woken or for
+// the recheck.
+func (s *Service) pump(ctx context.Context, wake <-chan struct{}, limit int) {
+	recheck := time.NewTicker(PumpRecheck)
+	defer recheck.Stop()
+	for ctx.Err() == nil {
+		n, err := s.SubmitDue(ctx, limit)
+		if err != nil && ctx.Err() == nil {
+			slog.WarnContext(ctx, "submit pump: claiming due payouts failed", slog.Any("error", err))
+		}
+		if err == nil && n == limit {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+		case <-wake:
+		case <-recheck.C:
+		}
+	}
+}

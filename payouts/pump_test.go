@@ -1,0 +1,155 @@
+package payouts
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/vendors"
+	"github.com/payoutd/payoutd/vendors/sandbox"
+)
+
+// signalFunc is a DueSignal: what the API's publish does.
+type signalFunc func()
+
+func (f signalFunc) SubmitsDue(context.Context) { f() }
+
+// Two pumps (two workers) taking small batches at once submit every payout
+// due for its first submit exactly once, and touch nothing else: a payout
+// awaiting review, one whose attempt another process claimed, one whose
+// lock ran out, one of a vendor not configured here.
+func TestSubmitDueTakesEachDuePayoutOnce(t *testing.T) {
+	t.Parallel()
+	f, _, simbank := batchFixture(t)
+	v := &countingVendor{Vendor: simbank}
+	registry := vendors.NewRegistry(v)
+	pumps := []*Service{
+		New(Options{DB: f.db, Vendors: registry, SubmitLease: time.Minute, Queue: &submitRecorder{}}),
+		New(Options{DB: f.db, Vendors: registry, SubmitLease: time.Minute, Queue: &submitRecorder{}}),
+	}
+	var due []*models.Disbursement
+	for range 10 {
+		due = append(due, f.withAccount("1234567890"))
+	}
+	review := f.stored(models.StatusPendingVerification, models.Rupiah(100_000))
+	claimed := f.withAccount("1234567890")
+	expired := f.withAccount("1234567890")
+	elsewhere := f.withAccount("1234567890")
+	for _, set := range []struct {
+		d      *models.Disbursement
+		column string
+		value  any
+	}{{claimed, "submit_attempts", 1}, {expired, "lock_expires_at", time.Now().Add(-time.Minute)}, {elsewhere, "vendor", "nobank"}} {
+		if err := f.db.Model(&models.Disbursement{}).Where("id = ?", set.d.ID).Update(set.column, set.value).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	var claimedTotal atomic.Int64
+	var wg sync.WaitGroup
+	for _, p := range pumps {
+		wg.Go(func() {
+			for {
+				n, err := p.SubmitDue(context.Background(), 3)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				claimedTotal.Add(int64(n))
+				if n == 0 {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := claimedTotal.Load(); n != int64(len(due)) || v.submits.Load() != int64(len(due)) {
+		t.Fatalf("pumps claimed %d and the vendor was asked %d times; want %d each", n, v.submits.Load(), len(due))
+	}
+	for _, d := range due {
+		if got := f.statusOf(d.ID); got != models.StatusSuccess {
+			t.Errorf("due payout %s: %s, want SUCCESS", d.ID, got)
+		}
+	}
+	for _, d := range []*models.Disbursement{review, claimed, expired, elsewhere} {
+		stored, err := pumps[0].Get(context.Background(), d.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stored.Status != d.Status || (d != claimed && stored.SubmitAttempts != 0) {
+			t.Errorf("%s: %s with %d attempts; a pump must leave it", d.ID, stored.Status, stored.SubmitAttempts)
+		}
+	}
+	for _, p := range pumps {
+		if q := p.queue.(*submitRecorder).queued(); len(q) != 0 {
+			t.Errorf("tasks queued %v; every pumped payout finished", q)
+		}
+	}
+}
+
+// A pumped payout whose answer is lost goes to a submit task, which asks
+// the vendor about the claimed attempt and never pays twice.
+func TestSubmitDueLeavesALostAnswerToATask(t *testing.T) {
+	t.Parallel()
+	f, _, simbank := batchFixture(t)
+	v := &countingVendor{Vendor: simbank}
+	svc := New(Options{DB: f.db, Vendors: vendors.NewRegistry(v), SubmitLease: time.Minute, Queue: &submitRecorder{}})
+	d := f.withAccount(sandbox.AccountFirstSubmitLost)
+	if n, err := svc.SubmitDue(context.Background(), 10); n != 1 || err != nil {
+		t.Fatalf("SubmitDue = %d, %v; want 1 claimed", n, err)
+	}
+	queued := svc.queue.(*submitRecorder).queued()
+	if len(queued) != 1 || queued[0] != d.ID {
+		t.Fatalf("tasks queued %v, want %s", queued, d.ID)
+	}
+	if err := svc.Submit(context.Background(), d.ID); err != nil {
+		t.Fatalf("the task: %v", err)
+	}
+	if got := f.statusOf(d.ID); got != models.StatusSuccess || v.submits.Load() != 1 {
+		t.Fatalf("%s after the task, vendor asked %d times; want SUCCESS and once", got, v.submits.Load())
+	}
+	f.reconciled()
+}
+
+// With a due signal, a create queues no task: the signal wakes the running
+// pump, which submits the payout.
+func TestCreateSignalsThePump(t *testing.T) {
+	t.Parallel()
+	f, _, simbank := batchFixture(t)
+	queue := &submitRecorder{}
+	var signals atomic.Int64
+	var svc *Service
+	svc = New(Options{DB: f.db, Vendors: vendors.NewRegistry(simbank), SubmitLease: time.Minute, Queue: queue,
+		DueSignal: signalFunc(func() { signals.Add(1); svc.WakePumps() })})
+	ctx, stop := context.WithCancel(context.Background())
+	pumped := make(chan struct{})
+	go func() {
+		defer close(pumped)
+		svc.RunSubmitPump(ctx, 2, 8)
+	}()
+	defer func() { stop(); <-pumped }()
+	var ids []uuid.UUID
+	for range 5 {
+		created, err := svc.Create(context.Background(), f.client, CreateRequest{IdempotencyKey: uuid.NewString(),
+			Params: Params{WalletID: f.wallet.ID, Amount: models.Rupiah(100_000), BankCode: "bca", AccountNo: "1234567890", TransferType: models.BIFAST}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, created.Disbursement.ID)
+	}
+	for _, id := range ids {
+		for deadline := time.Now().Add(30 * time.Second); f.statusOf(id) != models.StatusSuccess; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s never submitted by the pump", id)
+			}
+		}
+	}
+	if q := queue.queued(); len(q) != 0 || signals.Load() != int64(len(ids)) {
+		t.Fatalf("tasks queued %v, %d signals; want none and %d", q, signals.Load(), len(ids))
+	}
+	f.reconciled()
+}
