@@ -38,9 +38,12 @@ const PumpRecheck = 250 * time.Millisecond
 // SubmitDue claims up to limit payouts waiting for their first submit
 // (VERIFIED, no attempt yet, lock running, vendor configured in this
 // process), oldest first, and submits them as one batch; it returns how
-// many it claimed. A payout the batch does not finish (answer lost, a
-// failed write) is queued as a submit task, whose handler resolves the
-// claimed attempt by asking the vendor.
+// many it claimed. A payout the batch does not finish (answer lost, a call
+// cut at the lease, a failed write) is left to the sweep, which queues its
+// submit task at next_check_at, the claim's lease plus sweepGrace: the
+// task asks the vendor about the attempt, and only resubmits when the
+// vendor does not know it. Resolving it at once would ask while a call cut
+// at the lease may still sit in the vendor's queue, and resubmit it.
 func (s *Service) SubmitDue(ctx context.Context, limit int) (int, error) {
 	ds, err := s.claimDue(ctx, limit)
 	if err != nil || len(ds) == 0 {
@@ -52,8 +55,8 @@ func (s *Service) SubmitDue(ctx context.Context, limit int) (int, error) {
 	defer cancel()
 	for i, err := range s.submitClaimed(runCtx, ds) {
 		if err != nil || ds[i].Status == models.StatusVerified {
-			slog.InfoContext(ctx, "pumped submit left to a submit task", slog.String("disbursement_id", ds[i].ID.String()), slog.Any("error", err))
-			s.queueSubmitTask(ctx, ds[i])
+			slog.InfoContext(ctx, "pumped submit unfinished; the sweep resolves it after the lease",
+				slog.String("disbursement_id", ds[i].ID.String()), slog.Time("next_check_at", *ds[i].NextCheckAt), slog.Any("error", err))
 		}
 	}
 	return len(ds), nil

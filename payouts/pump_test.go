@@ -91,9 +91,12 @@ func TestSubmitDueTakesEachDuePayoutOnce(t *testing.T) {
 	}
 }
 
-// A pumped payout whose answer is lost goes to a submit task, which asks
-// the vendor about the claimed attempt and never pays twice.
-func TestSubmitDueLeavesALostAnswerToATask(t *testing.T) {
+// A pumped payout whose answer is lost is left to the sweep: no task at
+// once (a call cut at the lease may still sit in the vendor's queue), the
+// row due when the claim's lease and the sweep's grace have passed; the
+// submit task the sweep then queues asks the vendor about the attempt and
+// never pays twice.
+func TestSubmitDueLeavesALostAnswerToTheSweep(t *testing.T) {
 	t.Parallel()
 	f, _, simbank := batchFixture(t)
 	v := &countingVendor{Vendor: simbank}
@@ -102,11 +105,19 @@ func TestSubmitDueLeavesALostAnswerToATask(t *testing.T) {
 	if n, err := svc.SubmitDue(context.Background(), 10); n != 1 || err != nil {
 		t.Fatalf("SubmitDue = %d, %v; want 1 claimed", n, err)
 	}
-	queued := svc.queue.(*submitRecorder).queued()
-	if len(queued) != 1 || queued[0] != d.ID {
-		t.Fatalf("tasks queued %v, want %s", queued, d.ID)
+	if queued := svc.queue.(*submitRecorder).queued(); len(queued) != 0 {
+		t.Fatalf("tasks queued at once: %v", queued)
 	}
-	if err := svc.Submit(context.Background(), d.ID); err != nil {
+	stored, err := svc.Get(context.Background(), d.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stored.Status != models.StatusVerified || stored.SubmitAttempts != 1 || stored.NextCheckAt == nil ||
+		!stored.NextCheckAt.Equal(stored.SubmitAttemptedAt.Add(time.Minute+sweepGrace)) {
+		t.Fatalf("left as %s, %d attempts, next check %v after %v; want VERIFIED, 1, lease and grace later",
+			stored.Status, stored.SubmitAttempts, stored.NextCheckAt, stored.SubmitAttemptedAt)
+	}
+	if err := svc.Submit(context.Background(), d.ID); err != nil { // the sweep's task
 		t.Fatalf("the task: %v", err)
 	}
 	if got := f.statusOf(d.ID); got != models.StatusSuccess || v.submits.Load() != 1 {
