@@ -66,7 +66,7 @@ func paused(t *testing.T, inspector *asynq.Inspector, queue string) bool {
 func TestOpsRefuseCrossOriginStateChanges(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOptions{dashboard: true, configure: withOperators})
-	queue, inspector := dashboardQueue(t, b.redis)
+	queue, inspector := dashboardQueue(t, b.dashRedis)
 	ip := uniqueIP()
 	pause := "/ops/queues/api/queues/" + queue + ":pause"
 	resume := "/ops/queues/api/queues/" + queue + ":resume"
@@ -106,7 +106,7 @@ func TestOpsRefuseCrossOriginStateChanges(t *testing.T) {
 func TestOpsReadOnlyDashboard(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOptions{dashboard: true, configure: func(c *config.Config) { withOperators(c); c.OpsReadOnly = true }})
-	queue, inspector := dashboardQueue(t, b.redis)
+	queue, inspector := dashboardQueue(t, b.dashRedis)
 	auth := map[string]string{"Authorization": basicAuth("ops", testAdminPassword)}
 	b.do(request{path: "/ops/queues/api/queues", headers: auth}).expect(t, http.StatusOK, "")
 	b.do(request{method: http.MethodPost, path: "/ops/queues/api/queues/" + queue + ":pause", headers: auth}).

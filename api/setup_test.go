@@ -38,13 +38,15 @@ var fixedNow = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 
 // bundle is what an API test needs.
 type bundle struct {
-	t      testing.TB
-	db     *gorm.DB
-	redis  *redis.Client
-	server *Server
-	admin  admin.Deps
-	env    models.Environment
-	now    func() time.Time // the server's clock; requests are signed with it
+	t     testing.TB
+	db    *gorm.DB
+	redis *redis.Client
+	// dashRedis is the dashboard's Redis (setupOptions.dashboard).
+	dashRedis *redis.Client
+	server    *Server
+	admin     admin.Deps
+	env       models.Environment
+	now       func() time.Time // the server's clock; requests are signed with it
 	// metrics are the server's, served at /metrics.
 	metrics *metrics.Metrics
 	// lastSigned is the t (Unix ms) of the last signature do made; shared
@@ -122,8 +124,18 @@ func setup(t testing.TB, opts ...setupOptions) *bundle {
 	}
 	m := metrics.New()
 	var queueRedis asynq.RedisConnOpt
+	var dashRedis *redis.Client
 	if o.dashboard {
-		queueRedis, _ = testenv.Queue(t, rdb)
+		// A Redis database of the test's own: the dashboard lists every
+		// queue of its database, and another test deleting its queue
+		// meanwhile made the list answer 500.
+		opts, err := redis.ParseURL(testenv.RedisDatabase(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dashRedis = redis.NewClient(opts)
+		t.Cleanup(func() { dashRedis.Close() })
+		queueRedis, _ = testenv.Queue(t, dashRedis)
 	}
 	srv, err := New(withServices(Deps{Config: cfg, DB: db, Redis: rdb, Sealer: sealer, Vendors: registry, Queue: o.queue, Acquirer: acq, Now: o.now, Metrics: m,
 		QueueRedis: queueRedis}, func(po *payouts.Options) { po.SubmitInline = o.inlineSubmit }))
@@ -131,7 +143,7 @@ func setup(t testing.TB, opts ...setupOptions) *bundle {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	return &bundle{t: t, db: db, redis: rdb, server: srv, env: o.env, now: o.now, metrics: m, lastSigned: &atomic.Int64{},
+	return &bundle{t: t, db: db, redis: rdb, dashRedis: dashRedis, server: srv, env: o.env, now: o.now, metrics: m, lastSigned: &atomic.Int64{},
 		admin: admin.Deps{DB: db, Sealer: sealer, Env: o.env, Vendors: registry, ClientChanged: srv.ForgetClient, Payments: srv.payments, Payouts: srv.payouts, Now: o.now}}
 }
 
