@@ -63,7 +63,10 @@ func (s *Service) SubmitDue(ctx context.Context, limit int) (int, error) {
 }
 
 // claimDue counts the first submit attempt of up to limit due payouts with
-// one statement and returns them as stored after it. On PostgreSQL the
+// one statement and returns them as stored after it. now is read before
+// the statement runs, and a row may commit in between (SQLite's writer
+// waits for the lock): rows created after now are left to the next round,
+// so that no claim is dated before its payout, nor before its lock ran out. On PostgreSQL the
 // rows are locked as they are chosen, skipping those another transaction
 // holds (a pump never waits, so it cannot deadlock); SQLite has one writer.
 func (s *Service) claimDue(ctx context.Context, limit int) ([]*models.Disbursement, error) {
@@ -74,10 +77,10 @@ func (s *Service) claimDue(ctx context.Context, limit int) ([]*models.Disburseme
 	err := db.Raw(`UPDATE disbursements
 		SET submit_attempts = 1, submit_attempted_at = ?, next_check_at = ?, updated_at = ?
 		WHERE id IN (SELECT id FROM disbursements
-		        WHERE status = ? AND submit_attempts = 0 AND lock_expires_at > ? AND vendor IN ?
+		        WHERE status = ? AND submit_attempts = 0 AND lock_expires_at > ? AND created_at <= ? AND vendor IN ?
 		        ORDER BY next_check_at LIMIT ?`+ledger.SkipLocked(db)+`)
 		    AND status = ? AND submit_attempts = 0
-		RETURNING *`, now, next, now, models.StatusVerified, now, s.vendors.Names(), limit, models.StatusVerified).
+		RETURNING *`, now, next, now, models.StatusVerified, now, now, s.vendors.Names(), limit, models.StatusVerified).
 		Scan(&rows).Error
 	if err != nil {
 		return nil, err
