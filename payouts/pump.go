@@ -92,11 +92,16 @@ func (s *Service) claimDue(ctx context.Context, limit int) ([]*models.Disburseme
 	return ds, nil
 }
 
+// Paused reports whether an operator paused payout submits (the worker:
+// the dashboard's pause of the queue submits go through); a pump takes
+// nothing while it does.
+type Paused func(ctx context.Context) bool
+
 // RunSubmitPump runs loops pumps, each taking up to limit payouts at a
 // time, until ctx ends; it returns once they have stopped (a batch under
 // way is finished first). Wake (SubmitsDue's subscriber calls it) starts
-// every idle pump.
-func (s *Service) RunSubmitPump(ctx context.Context, loops, limit int) {
+// every idle pump. paused may be nil.
+func (s *Service) RunSubmitPump(ctx context.Context, loops, limit int, paused Paused) {
 	wakes := make([]chan struct{}, max(loops, 1))
 	for i := range wakes {
 		wakes[i] = make(chan struct{}, 1)
@@ -106,7 +111,7 @@ func (s *Service) RunSubmitPump(ctx context.Context, loops, limit int) {
 	s.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, wake := range wakes {
-		wg.Go(func() { s.pump(ctx, wake, max(limit, 1)) })
+		wg.Go(func() { s.pump(ctx, wake, max(limit, 1), paused) })
 	}
 	wg.Wait()
 	s.mu.Lock()
@@ -127,12 +132,20 @@ func (s *Service) WakePumps() {
 }
 
 // pump takes batches while full ones come, then waits to be woken or for
-// the recheck.
-func (s *Service) pump(ctx context.Context, wake <-chan struct{}, limit int) {
+// the recheck. A recheck first reads whether anything is due, so that an
+// idle pump writes nothing (on SQLite a write waits for the one writer).
+func (s *Service) pump(ctx context.Context, wake <-chan struct{}, limit int, paused Paused) {
 	recheck := time.NewTicker(PumpRecheck)
 	defer recheck.Stop()
+	probe := false
 	for ctx.Err() == nil {
-		n, err := s.SubmitDue(ctx, limit)
+		n, err := 0, error(nil)
+		switch {
+		case paused != nil && paused(ctx):
+		case probe && !s.anyDue(ctx):
+		default:
+			n, err = s.SubmitDue(ctx, limit)
+		}
 		if err != nil && ctx.Err() == nil {
 			slog.WarnContext(ctx, "submit pump: claiming due payouts failed", slog.Any("error", err))
 		}
@@ -142,7 +155,18 @@ func (s *Service) pump(ctx context.Context, wake <-chan struct{}, limit int) {
 		select {
 		case <-ctx.Done():
 		case <-wake:
+			probe = false
 		case <-recheck.C:
+			probe = true
 		}
 	}
+}
+
+// anyDue reads whether a payout waits for its first submit (an error
+// counts as yes: the claim then says what is wrong).
+func (s *Service) anyDue(ctx context.Context) bool {
+	var ids []string
+	err := s.db.WithContext(ctx).Raw(`SELECT id FROM disbursements
+		WHERE status = ? AND submit_attempts = 0 AND lock_expires_at > ? LIMIT 1`, models.StatusVerified, s.clock()).Scan(&ids).Error
+	return err != nil || len(ids) > 0
 }

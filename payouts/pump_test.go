@@ -140,7 +140,7 @@ func TestCreateSignalsThePump(t *testing.T) {
 	pumped := make(chan struct{})
 	go func() {
 		defer close(pumped)
-		svc.RunSubmitPump(ctx, 2, 8)
+		svc.RunSubmitPump(ctx, 2, 8, nil)
 	}()
 	defer func() { stop(); <-pumped }()
 	var ids []uuid.UUID
@@ -163,4 +163,38 @@ func TestCreateSignalsThePump(t *testing.T) {
 		t.Fatalf("tasks queued %v, %d signals; want none and %d", q, signals.Load(), len(ids))
 	}
 	f.reconciled()
+}
+
+// While an operator has submits paused, the pumps take nothing, woken or
+// not; once the pause is lifted the payout is submitted.
+func TestPausedPumpsTakeNothing(t *testing.T) {
+	t.Parallel()
+	f, _, simbank := batchFixture(t)
+	v := &countingVendor{Vendor: simbank}
+	svc := New(Options{DB: f.db, Vendors: vendors.NewRegistry(v), SubmitLease: time.Minute, Queue: &submitRecorder{}})
+	var paused atomic.Bool
+	paused.Store(true)
+	var checks atomic.Int64
+	ctx, stop := context.WithCancel(context.Background())
+	pumped := make(chan struct{})
+	go func() {
+		defer close(pumped)
+		svc.RunSubmitPump(ctx, 2, 8, func(context.Context) bool { checks.Add(1); return paused.Load() })
+	}()
+	defer func() { stop(); <-pumped }()
+	d := f.withAccount("1234567890")
+	for checks.Load() < 6 { // every pump looked three times at least
+		svc.WakePumps()
+		time.Sleep(time.Millisecond)
+	}
+	if got := f.statusOf(d.ID); got != models.StatusVerified || v.submits.Load() != 0 {
+		t.Fatalf("while paused: %s, vendor asked %d times; want VERIFIED and none", got, v.submits.Load())
+	}
+	paused.Store(false)
+	svc.WakePumps()
+	for deadline := time.Now().Add(30 * time.Second); f.statusOf(d.ID) != models.StatusSuccess; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("never submitted after the pause was lifted")
+		}
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
 	"github.com/payoutd/payoutd/ledger"
@@ -145,7 +146,11 @@ func Run(ctx context.Context, d Deps) error {
 		var wg sync.WaitGroup
 		wg.Go(func() { d.Payouts.RunSubmitBatches(batchCtx, submitBatchLoops, concurrency) })
 		// Fresh payouts come straight from the table (payouts/pump.go).
-		wg.Go(func() { d.Payouts.RunSubmitPump(batchCtx, submitBatchLoops, maxPumpBatch) })
+		wg.Go(func() {
+			paused, closePaused := submitsPaused(d.Redis, d.QueuePrefix+tasks.QueueCritical)
+			defer closePaused()
+			d.Payouts.RunSubmitPump(batchCtx, submitBatchLoops, maxPumpBatch, paused)
+		})
 		wg.Wait()
 	}()
 	stop := func() {
@@ -165,6 +170,21 @@ func Run(ctx context.Context, d Deps) error {
 	sched.wait()
 	stop()
 	return nil
+}
+
+// submitsPaused reports whether an operator paused queue (in the
+// dashboard), the queue of payout:submit: the submit pumps then take
+// nothing either. An unreadable pause (Redis down) does not stop them.
+func submitsPaused(opt asynq.RedisConnOpt, queue string) (payouts.Paused, func()) {
+	rdb, ok := opt.MakeRedisClient().(redis.UniversalClient)
+	if !ok {
+		return nil, func() {}
+	}
+	key := "asynq:{" + queue + "}:paused" // asynq's base.PausedKey
+	return func(ctx context.Context) bool {
+		n, err := rdb.Exists(ctx, key).Result()
+		return err == nil && n > 0
+	}, func() { rdb.Close() }
 }
 
 // maxPumpBatch is the most fresh payouts one submit pump claims at a time.
