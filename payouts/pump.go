@@ -162,11 +162,14 @@ func (s *Service) pump(ctx context.Context, wake <-chan struct{}, limit int, pau
 	}
 }
 
-// anyDue reads whether a payout waits for its first submit (an error
-// counts as yes: the claim then says what is wrong).
+// anyDue reads whether a payout waits for its first submit on a vendor
+// this process has, as claimDue would take it (an error counts as yes:
+// the claim then says what is wrong). A payout of a vendor configured
+// elsewhere must not make an idle pump write every recheck.
 func (s *Service) anyDue(ctx context.Context) bool {
 	var ids []string
 	err := s.db.WithContext(ctx).Raw(`SELECT id FROM disbursements
-		WHERE status = ? AND submit_attempts = 0 AND lock_expires_at > ? LIMIT 1`, models.StatusVerified, s.clock()).Scan(&ids).Error
+		WHERE status = ? AND submit_attempts = 0 AND lock_expires_at > ? AND vendor IN ? LIMIT 1`,
+		models.StatusVerified, s.clock(), s.vendors.Names()).Scan(&ids).Error
 	return err != nil || len(ids) > 0
 }

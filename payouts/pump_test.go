@@ -198,3 +198,21 @@ func TestPausedPumpsTakeNothing(t *testing.T) {
 		}
 	}
 }
+
+// An idle pump's probe sees only what its claim could take: a payout of a
+// vendor configured in another process does not make it claim (write)
+// every recheck.
+func TestIdleProbeIgnoresOtherProcessesVendors(t *testing.T) {
+	t.Parallel()
+	f, svc, _ := batchFixture(t)
+	d := f.withAccount("1234567890")
+	if !svc.anyDue(context.Background()) {
+		t.Fatal("a due payout of a configured vendor not seen")
+	}
+	if err := f.db.Model(&models.Disbursement{}).Where("id = ?", d.ID).Update("vendor", "nobank").Error; err != nil {
+		t.Fatal(err)
+	}
+	if svc.anyDue(context.Background()) {
+		t.Fatal("a payout of a vendor not configured here counted as due")
+	}
+}
