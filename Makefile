@@ -14,7 +14,7 @@ BIN      ?= bin/payoutd
 FUZZTIME ?= 3s
 LOAD_ARGS ?=
 
-.PHONY: help dev test unit fuzz build migrate lint vuln load docker
+.PHONY: help dev test unit fuzz faults build migrate lint vuln load docker
 
 help: ## List the targets
 	@echo "usage: make <target>"
@@ -38,6 +38,9 @@ unit: ## Unit and integration tests only (go test -race -count=1 ./...)
 # for FUZZTIME; see its header for the one Go toolchain failure it forgives.
 fuzz: ## Run each fuzz target (func FuzzXxx) for FUZZTIME
 	GO=$(GO) FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
+
+faults: ## Every fault scenario (internal/faults) on loopback; ends with one summary line each
+	GO=$(GO) scripts/faults.sh
 
 build: ## Build a static binary into bin/payoutd
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/payoutd

@@ -20,6 +20,7 @@ import (
 	"github.com/payoutd/payoutd/internal/credentials"
 	"github.com/payoutd/payoutd/internal/database"
 	"github.com/payoutd/payoutd/internal/metrics"
+	"github.com/payoutd/payoutd/internal/redisconn"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/payments"
 	"github.com/payoutd/payoutd/payouts"
@@ -150,24 +151,19 @@ func Build(ctx context.Context, cfg config.Config, o Options) (_ *App, err error
 	return a, nil
 }
 
-// openRedis opens the one pool and puts the task client on it.
+// openRedis opens the one pool (a single server or, through Sentinel, the
+// primary of the moment) and puts the task client on it.
 func (a *App) openRedis(cfg config.Config, operator bool) error {
 	if cfg.RedisURL == "" {
 		return nil
 	}
-	opts, err := redis.ParseURL(cfg.RedisURL)
-	if err == nil {
-		// asynq's parser is stricter on some URLs: refuse what it refuses,
-		// as before the pool was shared.
-		_, err = asynq.ParseRedisURI(cfg.RedisURL)
-	}
+	rdb, err := redisconn.Open(cfg.RedisURL)
 	if err != nil {
 		if operator {
 			return nil
 		}
 		return fmt.Errorf("REDIS_URL: %w", err)
 	}
-	rdb := redis.NewClient(opts)
 	a.Redis, a.Queue = rdb, SharedRedis{Client: rdb}
 	a.Tasks = tasks.NewClient(a.Queue)
 	a.closers = append(a.closers, func() { a.Tasks.Close() }, func() { rdb.Close() })

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# make faults: every fault scenario of internal/faults (PAYOUTD_FAULTS=all)
+# on loopback, against a fresh database. Installs what the scenarios need
+# from Debian's packages when run as root (as .ci/run does), starts
+# PostgreSQL and Redis if they are not running, and ends with the summary
+# line of each scenario. Every scenario stops by itself; the whole run is
+# bounded by FAULTS_TIMEOUT (default 10m).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+export PATH="/usr/local/go/bin:${PATH}"
+export DEBIAN_FRONTEND=noninteractive
+
+GO=${GO:-go}
+FAULTS_DB=${FAULTS_DB:-payoutd_faults}
+FAULTS_TIMEOUT=${FAULTS_TIMEOUT:-10m}
+FAULTS_RUN=${FAULTS_RUN:-.}
+# shellcheck source=backends.sh
+. scripts/backends.sh
+
+phase "packages"
+if [ "$(id -u)" = 0 ]; then
+	ensure_packages
+else
+	for cmd in redis-server redis-cli psql pg_ctlcluster pg_basebackup; do
+		command -v "$cmd" >/dev/null 2>&1 || die "$cmd is missing: run as root to install it (apt-get install postgresql redis-server redis-tools)"
+	done
+fi
+
+phase "PostgreSQL"
+start_postgres
+
+phase "Redis"
+start_redis
+
+phase "fault database"
+prepare_database "$FAULTS_DB"
+
+export TEST_DATABASE_URL="postgres://postgres@$PGHOST_ADDR:$PGPORT_NUM/$FAULTS_DB?sslmode=disable"
+export TEST_REDIS_URL="redis://$REDIS_HOST:$REDIS_PORT/0"
+export PAYOUTD_FAULTS=all
+
+phase "fault scenarios (timeout $FAULTS_TIMEOUT)"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+status=0
+"$GO" test -count=1 -v -timeout "$FAULTS_TIMEOUT" -run "$FAULTS_RUN" ./internal/faults/ 2>&1 | tee "$log" || status=$?
+
+phase "summary"
+grep -E '^fault=' "$log" || echo "no scenario printed a summary line"
+grep -E '^--- (FAIL|SKIP)' "$log" || true
+exit "$status"
