@@ -96,10 +96,15 @@ type cluster struct {
 	dbURL      string
 	secretsKey string
 	sim        *vendorsim.Server
-	apiAddr    string // where `payoutd api` listens: chosen before it starts
-	env        []string
-	merchant   *admin.IssuedCredentials
-	wallet     uuid.UUID
+	// apiAddr is where the first `payoutd api` listens, chosen before it
+	// starts (the simulator calls back there); apis are the addresses of
+	// every API started, which merchants spread their creates over.
+	apiAddr  string
+	apisMu   sync.Mutex
+	apis     []string
+	env      []string
+	merchant *admin.IssuedCredentials
+	wallet   uuid.UUID
 }
 
 // newCluster provisions a scenario on a fresh database; the processes it
@@ -127,7 +132,7 @@ func newCluster(t *testing.T, redisURL string) *cluster {
 
 	c.env = append(os.Environ(),
 		"DATABASE_URL="+dbURL, "REDIS_URL="+redisURL, "SECRETS_KEY="+c.secretsKey,
-		"APP_ENV=staging", "LOG_LEVEL=warn", "HTTP_ADDR="+c.apiAddr,
+		"APP_ENV=staging", "LOG_LEVEL=warn",
 		"VENDORSIM_URL="+simHTTP.URL, "VENDORSIM_TOKEN="+simToken, "VENDORSIM_CALLBACK_SECRET="+simCallbackSecret,
 		"DISBURSEMENT_SUBMIT_WAIT=0", "DISBURSEMENT_SUBMIT_LEASE=2s")
 
@@ -199,6 +204,14 @@ func startProc(t *testing.T, name, path string, args, env []string) *proc {
 	return p
 }
 
+// restart starts a killed process again, with the same arguments and
+// environment.
+func (p *proc) restart() {
+	p.t.Helper()
+	p.kill()
+	p.start()
+}
+
 func (p *proc) start() {
 	p.t.Helper()
 	p.cmd = exec.Command(p.path, p.args...)
@@ -219,19 +232,42 @@ func (p *proc) kill() {
 	p.cmd = nil
 }
 
-// startAPI starts `payoutd api` and waits until it answers /readyz.
+// startAPI starts a `payoutd api` (the first on apiAddr, each further one
+// on an address of its own), waits until it answers /readyz and adds it to
+// the APIs merchants use.
 func (c *cluster) startAPI(extraEnv ...string) *proc {
 	c.t.Helper()
-	p := c.startPayoutd("api", []string{"api"}, extraEnv...)
-	c.waitReady(30 * time.Second)
+	c.apisMu.Lock()
+	addr := c.apiAddr
+	if len(c.apis) > 0 {
+		addr = freeAddr(c.t)
+	}
+	name := fmt.Sprintf("api %d", len(c.apis)+1)
+	c.apisMu.Unlock()
+	p := c.startPayoutd(name, []string{"api"}, append([]string{"HTTP_ADDR=" + addr}, extraEnv...)...)
+	waitReady(c.t, addr, 30*time.Second)
+	c.apisMu.Lock()
+	c.apis = append(c.apis, addr)
+	c.apisMu.Unlock()
 	return p
 }
 
-// waitReady waits for the API's /readyz to answer 200.
-func (c *cluster) waitReady(within time.Duration) {
-	c.t.Helper()
-	waitFor(c.t, "the API ready", within, func() bool {
-		resp, err := http.Get("http://" + c.apiAddr + "/readyz")
+// apiFor is the API merchant i sends to: the merchants are spread over
+// every API started.
+func (c *cluster) apiFor(i int) string {
+	c.apisMu.Lock()
+	defer c.apisMu.Unlock()
+	if len(c.apis) == 0 {
+		return c.apiAddr
+	}
+	return c.apis[i%len(c.apis)]
+}
+
+// waitReady waits for the API at addr to answer /readyz with 200.
+func waitReady(t *testing.T, addr string, within time.Duration) {
+	t.Helper()
+	waitFor(t, "the API on "+addr+" ready", within, func() bool {
+		resp, err := http.Get("http://" + addr + "/readyz")
 		if err != nil {
 			return false
 		}
@@ -308,7 +344,7 @@ func (c *cluster) drive(ctx context.Context, clients int, giveUp time.Duration) 
 	for i := range clients {
 		wg.Go(func() {
 			for n := 0; ctx.Err() == nil; n++ {
-				d.createUntilAnswered(ctx, fmt.Sprintf("fault-%d-%d", i, n), giveUp)
+				d.createUntilAnswered(ctx, i, fmt.Sprintf("fault-%d-%d", i, n), giveUp)
 			}
 		})
 	}
@@ -329,9 +365,9 @@ func (d *driver) markFault() {
 
 var httpClient = &http.Client{Timeout: 10 * time.Second}
 
-// createUntilAnswered sends one create and retries it until a definite
-// answer, or until giveUp after ctx ended.
-func (d *driver) createUntilAnswered(ctx context.Context, key string, giveUp time.Duration) {
+// createUntilAnswered sends one create to the merchant's API (apiFor) and
+// retries it until a definite answer, or until giveUp after ctx ended.
+func (d *driver) createUntilAnswered(ctx context.Context, merchant int, key string, giveUp time.Duration) {
 	body, _ := json.Marshal(map[string]string{"client_wallet_id": d.c.wallet.String(), "amount": fmt.Sprint(payoutAmount),
 		"bank_code": "bca", "account_no": "1234567890", "transfer_type": "BIFAST", "reference_id": key})
 	var deadline time.Time
@@ -344,7 +380,7 @@ func (d *driver) createUntilAnswered(ctx context.Context, key string, giveUp tim
 			return
 		}
 		sent := time.Now()
-		code, errBody, err := d.post(body, key)
+		code, errBody, err := d.post(d.c.apiFor(merchant), body, key)
 		switch {
 		case err == nil && code/100 == 2:
 			d.record(key, accepted, sent)
@@ -368,8 +404,8 @@ func (d *driver) createUntilAnswered(ctx context.Context, key string, giveUp tim
 
 // post sends a signed create and says whether an error answer had the
 // spec's {"error": "..."} body.
-func (d *driver) post(body []byte, key string) (code int, errorBody bool, err error) {
-	req, _ := http.NewRequest(http.MethodPost, "http://"+d.c.apiAddr+"/api/v3/disbursements", bytes.NewReader(body))
+func (d *driver) post(api string, body []byte, key string) (code int, errorBody bool, err error) {
+	req, _ := http.NewRequest(http.MethodPost, "http://"+api+"/api/v3/disbursements", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("x-api-key", d.c.merchant.APIKey)
 	req.Header.Set("x-signature", signature.Sign(*d.c.merchant.SigningSecret, body, time.Now()))
