@@ -33,6 +33,10 @@ type ClientRecord struct {
 	RTOLMinNet        string   `json:"rtol_min_net"`
 	ReviewThreshold   *string  `json:"review_threshold"`
 	RefundFeeOnReturn bool     `json:"refund_fee_on_return"`
+	// WriteRateLimit and ReadRateLimit are the client's own requests per
+	// second; null: the service's default; 0: unlimited.
+	WriteRateLimit *int `json:"write_rate_limit"`
+	ReadRateLimit  *int `json:"read_rate_limit"`
 }
 
 // toClientRecord shows c; webhook URLs in their display form only
@@ -45,7 +49,7 @@ func toClientRecord(c *models.Client) ClientRecord {
 		Withdrawals: string(c.Withdrawals), PaymentFeeBps: c.PaymentFeeBps,
 		BIFASTFee: c.BIFASTFee.String(), RTOLFee: c.RTOLFee.String(),
 		BIFASTMinNet: c.BIFASTMinNet.String(), RTOLMinNet: c.RTOLMinNet.String(),
-		RefundFeeOnReturn: c.RefundFeeOnReturn,
+		RefundFeeOnReturn: c.RefundFeeOnReturn, WriteRateLimit: c.WriteRateLimit, ReadRateLimit: c.ReadRateLimit,
 	}
 	if c.AllowedIPs != "" {
 		r.AllowedIPs = strings.Split(c.AllowedIPs, ",")
@@ -64,7 +68,7 @@ func runClientUpdate(ctx context.Context, d Deps, fs *flag.FlagSet, args []strin
 	set := map[string]*string{}
 	for _, name := range []string{"allowed-ips", "payout-webhook-url", "payment-webhook-url", "withdrawals",
 		"review-threshold", "bifast-fee", "rtol-fee", "bifast-min-net", "rtol-min-net", "payment-fee-bps",
-		"refund-fee-on-return"} {
+		"refund-fee-on-return", "write-rate-limit", "read-rate-limit"} {
 		set[name] = fs.String(name, "", "")
 	}
 	if err := parse(fs, args); err != nil {
@@ -139,6 +143,10 @@ func applyClientSettings(d Deps, c *models.Client, given map[string]string) erro
 			if refund, err = parseTrueFalse(value); err == nil {
 				c.RefundFeeOnReturn = refund
 			}
+		case "write-rate-limit":
+			c.WriteRateLimit, err = parseRateLimit(value)
+		case "read-rate-limit":
+			c.ReadRateLimit, err = parseRateLimit(value)
 		default:
 			// A caller's typo must not pass for a saved setting.
 			err = fmt.Errorf("unknown setting")
@@ -170,6 +178,19 @@ func parseReviewThreshold(value string) (*models.Amount, error) {
 	}
 	a, err := models.ParsePositiveAmount(value)
 	return &a, err
+}
+
+// parseRateLimit: "default" (nil: the service's default), or requests per
+// second, 0 for unlimited.
+func parseRateLimit(value string) (*int, error) {
+	if value == "default" {
+		return nil, nil
+	}
+	n, err := strconv.Atoi(value)
+	if err != nil || n < 0 || n > 1_000_000 {
+		return nil, fmt.Errorf("must be default or a whole number of requests per second from 0 (unlimited) to 1000000")
+	}
+	return &n, nil
 }
 
 func parsePaymentFeeBps(value string) (int64, error) {

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -47,6 +48,8 @@ var errorStatuses = []struct {
 	{models.ErrBodyTooLarge, http.StatusRequestEntityTooLarge},
 	{models.ErrContentEncoding, http.StatusUnsupportedMediaType},
 	{models.ErrRateLimited, http.StatusTooManyRequests},
+	{models.ErrServerBusy, http.StatusServiceUnavailable},
+	{models.ErrRequestTimeout, http.StatusServiceUnavailable},
 	{errNotReady, http.StatusServiceUnavailable},
 	{models.ErrDisbursementNotFound, http.StatusNotFound},
 	{models.ErrInsufficientBalance, http.StatusPaymentRequired},
@@ -101,11 +104,20 @@ func statusOf(err error) (int, string, bool) {
 }
 
 // fail answers err as {"error": "..."} and stops the handler chain. A
-// rate limit's answer also says in Retry-After when to try again.
+// rate limit's or a busy server's answer also says in Retry-After when to
+// try again.
 func fail(c *gin.Context, err error) {
+	if errors.Is(err, context.DeadlineExceeded) && errors.Is(c.Request.Context().Err(), context.DeadlineExceeded) {
+		// The request's own deadline (requestDeadline), not a vendor's or
+		// the database's timeout, which have domain errors of their own.
+		err = models.ErrRequestTimeout
+	}
 	var limited *rateLimitedError
-	if errors.As(err, &limited) {
+	switch {
+	case errors.As(err, &limited):
 		c.Header("Retry-After", retryAfterSeconds(limited.retryAfter))
+	case errors.Is(err, models.ErrServerBusy):
+		c.Header("Retry-After", "1")
 	}
 	status, msg, known := statusOf(err)
 	if !known {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"log/slog"
 	"math"
+	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -109,4 +111,78 @@ func (b inquiryRefusals) Spend(ctx context.Context, clientID uuid.UUID) {
 	if _, err := b.limiter.AllowN(context.WithoutCancel(ctx), b.key(clientID), b.limit, 1); err != nil {
 		slog.WarnContext(ctx, "inquiry refusal limiter unavailable; refusal not counted", slog.Any("error", err))
 	}
+}
+
+// clientRate limits each client's requests per second on the merchant
+// routes, writes (anything but GET and HEAD) and reads apart: the client's
+// own limit when an operator set one, the service's default otherwise, 0
+// unlimited. It runs after authentication, so the count is per client
+// whichever API instance or address the requests come from.
+func (s *Server) clientRate(c *gin.Context) {
+	client := &principalOf(c).Client
+	class, limit, own := "writes", s.cfg.ClientWriteRateLimit, client.WriteRateLimit
+	if c.Request.Method == http.MethodGet || c.Request.Method == http.MethodHead {
+		class, limit, own = "reads", s.cfg.ClientReadRateLimit, client.ReadRateLimit
+	}
+	if own != nil {
+		limit = *own
+	}
+	if limit <= 0 {
+		c.Next()
+		return
+	}
+	s.rateLimit(class, redis_rate.PerSecond(limit))(c)
+}
+
+// inFlight bounds the requests this process serves at once (MAX_IN_FLIGHT):
+// one beyond the bound is answered 503 with Retry-After at once, so that
+// an overload sheds requests instead of making every one slow. Health,
+// readiness, metrics and the operators' routes are never refused: they are
+// how an overload is seen.
+func inFlight(limit int) gin.HandlerFunc {
+	if limit <= 0 {
+		return func(c *gin.Context) { c.Next() }
+	}
+	slots := make(chan struct{}, limit)
+	return func(c *gin.Context) {
+		if exemptFromInFlight(c.Request.URL.Path) {
+			c.Next()
+			return
+		}
+		select {
+		case slots <- struct{}{}:
+			defer func() { <-slots }()
+			c.Next()
+		default:
+			fail(c, models.ErrServerBusy)
+		}
+	}
+}
+
+// requestDeadline ends the context of a request's work after limit, well
+// inside the server's WriteTimeout, so that a stuck database or Redis call
+// gives its slot back and the caller a 503 (models.ErrRequestTimeout)
+// instead of holding both until the connection dies. The operators' routes
+// (a CPU profile runs for up to 50 s) keep theirs.
+func requestDeadline(limit time.Duration) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if exemptFromInFlight(c.Request.URL.Path) {
+			c.Next()
+			return
+		}
+		ctx, cancel := context.WithTimeout(c.Request.Context(), limit)
+		defer cancel()
+		c.Request = c.Request.WithContext(ctx)
+		c.Next()
+	}
+}
+
+func exemptFromInFlight(path string) bool {
+	switch {
+	case path == "/healthz", path == "/readyz", path == "/metrics":
+		return true
+	case strings.HasPrefix(path, "/ops/"), strings.HasPrefix(path, "/debug/"):
+		return true
+	}
+	return false
 }

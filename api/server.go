@@ -123,7 +123,7 @@ func New(d Deps) (*Server, error) {
 		return nil, err
 	}
 	e.RemoteIPHeaders = []string{"X-Forwarded-For"}
-	e.Use(requestContext(), observe(d.Metrics), recoverPanics())
+	e.Use(requestContext(), observe(d.Metrics), recoverPanics(), inFlight(d.Config.MaxInFlight), requestDeadline(requestTimeout))
 	e.NoRoute(func(c *gin.Context) { fail(c, models.ErrNotFound) })
 	e.NoMethod(func(c *gin.Context) { fail(c, errMethodNotAllowed) })
 	s.engine = e
@@ -151,19 +151,22 @@ func (s *Server) routes(queueRedis asynq.RedisConnOpt) {
 	}
 
 	v3 := e.Group("/api/v3")
+	// Every merchant route: authenticated, then counted against the
+	// client's request rate (clientRate), so that requests that fail
+	// authentication never spend a client's budget.
 	optional := s.authenticate(signatureOptional)
 	required := s.authenticate(signatureRequired)
-	v3.GET("/wallets", optional, s.handleWalletList)
-	v3.GET("/wallets/:wallet_id/balance", optional, s.handleWalletBalance)
-	v3.GET("/wallets/:wallet_id/banks", optional, s.handleWalletBanks)
+	v3.GET("/wallets", optional, s.clientRate, s.handleWalletList)
+	v3.GET("/wallets/:wallet_id/balance", optional, s.clientRate, s.handleWalletBalance)
+	v3.GET("/wallets/:wallet_id/banks", optional, s.clientRate, s.handleWalletBanks)
 	v3.POST("/debug/signature-check", s.authenticate(signatureDiagnostic), s.rateLimit("signature-check", redis_rate.PerMinute(20)), s.handleSignatureCheck)
 	// Each quote is a real-time account inquiry: limited per client so that
 	// accounts cannot be enumerated at full speed (QUOTE_RATE_LIMIT).
-	v3.POST("/disbursements/quote", required, s.perMinute("quote", s.cfg.QuoteRateLimit), s.handleDisbursementQuote)
-	v3.POST("/disbursements", required, s.handleDisbursementCreate)
-	v3.GET("/disbursements/:id", optional, s.handleDisbursementGet)
-	v3.GET("/payments/:id", optional, s.handlePaymentGet)
-	e.POST("/api/v1/payments", optional, s.handlePaymentCreate)
+	v3.POST("/disbursements/quote", required, s.clientRate, s.perMinute("quote", s.cfg.QuoteRateLimit), s.handleDisbursementQuote)
+	v3.POST("/disbursements", required, s.clientRate, s.handleDisbursementCreate)
+	v3.GET("/disbursements/:id", optional, s.clientRate, s.handleDisbursementGet)
+	v3.GET("/payments/:id", optional, s.clientRate, s.handlePaymentGet)
+	e.POST("/api/v1/payments", optional, s.clientRate, s.handlePaymentCreate)
 
 	// Vendors push payout results here, the acquirer payment results;
 	// each is verified by its own scheme.
@@ -205,6 +208,12 @@ func (s *Server) Close() error {
 	}
 	return nil
 }
+
+// requestTimeout bounds a request's work (requestDeadline), below the
+// server's WriteTimeout and far above any sensible DISBURSEMENT_SUBMIT_WAIT
+// (a longer wait is cut short by it: the create is answered with the
+// payout as it then stands, as when the wait ends).
+const requestTimeout = 45 * time.Second
 
 // ListenAndServe serves on addr until ctx is cancelled, then shuts down
 // gracefully: in-flight requests get up to 15 s to finish.

@@ -104,6 +104,8 @@ func setup(t testing.TB, opts ...setupOptions) *bundle {
 	}
 	cfg := config.Defaults()
 	cfg.Env = o.env
+	// Tests send bursts from one client; the limits' own tests set them.
+	cfg.ClientWriteRateLimit, cfg.ClientReadRateLimit, cfg.MaxInFlight = 0, 0, 0
 	cfg.SecretsKey = key
 	if o.trustedProxies != "" {
 		cfg.TrustedProxies, err = models.ParseCIDRList(o.trustedProxies)

@@ -88,8 +88,13 @@ type Client struct {
 	// RefundFeeOnReturn: when the bank returns a paid payout, the platform
 	// fee is credited back too (default false: the fee is kept).
 	RefundFeeOnReturn bool `gorm:"not null"`
-	CreatedAt         time.Time
-	UpdatedAt         time.Time
+	// WriteRateLimit and ReadRateLimit are the client's own requests per
+	// second on the merchant routes; nil: the service's default
+	// (CLIENT_WRITE_RATE_LIMIT, CLIENT_READ_RATE_LIMIT); 0: unlimited.
+	WriteRateLimit *int
+	ReadRateLimit  *int
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
 }
 
 // IPAllowed reports whether ip may call the API for this client. An empty

@@ -25,7 +25,16 @@ var (
 	ErrContentEncoding       = errors.New("Content-Encoding is not supported; send the body uncompressed")
 	ErrBodyTooLarge          = errors.New("request body exceeds 1 MiB")
 	ErrRateLimited           = errors.New("rate limit exceeded; retry later")
-	ErrWithdrawalsSuspended  = errors.New("withdrawals are suspended for this client")
+	// ErrServerBusy: this API process serves as many requests as it may
+	// at once (MAX_IN_FLIGHT); another instance, or this one a moment
+	// later, will take the request.
+	ErrServerBusy = errors.New("server busy; retry shortly")
+	// ErrRequestTimeout: the request's work passed its deadline
+	// (api's requestDeadline) and was abandoned; what it wrote was
+	// committed whole or not at all, so a retry with the same
+	// Idempotency-Key is safe.
+	ErrRequestTimeout       = errors.New("request took too long; retry with the same Idempotency-Key")
+	ErrWithdrawalsSuspended = errors.New("withdrawals are suspended for this client")
 
 	// Resources.
 	ErrNotFound       = errors.New("not found")

@@ -47,6 +47,7 @@ func newInProcessAPI(db *gorm.DB, redisURL string, env models.Environment, seale
 	queue := tasks.NewClient(app.SharedRedis{Client: rdb})
 	cfg := config.Defaults()
 	cfg.Env = env
+	cfg.ClientWriteRateLimit, cfg.ClientReadRateLimit, cfg.MaxInFlight = 0, 0, 0 // capacity, not the limits
 	if creates {
 		cfg.DisbursementSubmitWait = 0
 		cfg.SandboxCompleteAfter = completeAfter

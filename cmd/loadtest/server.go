@@ -108,6 +108,9 @@ func (c serverConfig) environ(httpAddr string) []string {
 		"APP_ENV=" + string(c.env),
 		"SECRETS_KEY=" + hex.EncodeToString(c.secretsKey),
 		"LOG_LEVEL=warn",
+		// The capacity is measured, not the per-client rate limits or the
+		// in-flight bound; -server-env sets them back for a run of its own.
+		"CLIENT_WRITE_RATE_LIMIT=0", "CLIENT_READ_RATE_LIMIT=0", "MAX_IN_FLIGHT=0",
 	}
 	if httpAddr != "" {
 		env = append(env, "HTTP_ADDR="+httpAddr)

@@ -140,6 +140,7 @@ func newStack(t *testing.T, o stackOptions) *stack {
 	t.Cleanup(func() { rdb.Close() })
 	cfg := config.Defaults()
 	cfg.Env, cfg.SecretsKey, cfg.DisbursementSubmitWait = models.Staging, key, 0
+	cfg.ClientWriteRateLimit = 0 // batches of creates from one merchant, back to back
 	cfg.DisbursementSubmitLease = time.Second
 	srv, err := api.New(withServices(api.Deps{Config: cfg, DB: db, Redis: rdb, Sealer: s.sealer, Vendors: registry, Queue: queue}))
 	if err != nil {

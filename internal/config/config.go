@@ -119,6 +119,18 @@ type Config struct {
 	// 429 ahead of the inquiry (INQUIRY_REFUSAL_RATE_LIMIT; 0: unlimited).
 	// Creates that succeed never count.
 	InquiryRefusalRateLimit int
+	// ClientWriteRateLimit and ClientReadRateLimit are how many requests
+	// per second one client may send to the merchant routes, counted in
+	// Redis across every API instance: writes (POST) and reads (GET) apart
+	// (CLIENT_WRITE_RATE_LIMIT, CLIENT_READ_RATE_LIMIT; 0: unlimited). A
+	// client's own setting (payoutd admin client update
+	// --write-rate-limit/--read-rate-limit) replaces the default.
+	ClientWriteRateLimit int
+	ClientReadRateLimit  int
+	// MaxInFlight bounds the requests one API process serves at once
+	// (MAX_IN_FLIGHT; 0: unbounded): beyond it a request is answered 503
+	// with Retry-After at once instead of queueing behind the others.
+	MaxInFlight int
 
 	// DisbursementReturnWatch is how long a paid payout of a vendor that
 	// does not call back is asked about a return by the bank
@@ -153,6 +165,9 @@ func Defaults() Config {
 		PublicBaseURL:           "http://localhost:8080",
 		LogLevel:                slog.LevelInfo,
 		QuoteRateLimit:          60,
+		ClientWriteRateLimit:    100,
+		ClientReadRateLimit:     200,
+		MaxInFlight:             256,
 		InquiryRefusalRateLimit: 60,
 		XenditBaseURL:           xendit.DefaultBaseURL,
 	}
@@ -221,6 +236,20 @@ func (l *loader) perMinute(name string, dst *int) {
 	*dst = n
 }
 
+// count reads a whole number of unit, 0 or more (0 turns the bound off).
+func (l *loader) count(name, unit string, dst *int) {
+	v := l.get(name)
+	if v == "" {
+		return
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		l.fail(fmt.Errorf("%s=%q: want a whole number of %s, 0 or more (0 turns the limit off)", name, v, unit))
+		return
+	}
+	*dst = n
+}
+
 func (l *loader) cidrs(name string, dst *[]netip.Prefix) {
 	v := l.get(name)
 	if v == "" {
@@ -273,6 +302,9 @@ func (l *loader) http(c *Config) {
 	}
 	l.perMinute("QUOTE_RATE_LIMIT", &c.QuoteRateLimit)
 	l.perMinute("INQUIRY_REFUSAL_RATE_LIMIT", &c.InquiryRefusalRateLimit)
+	l.count("CLIENT_WRITE_RATE_LIMIT", "requests per second", &c.ClientWriteRateLimit)
+	l.count("CLIENT_READ_RATE_LIMIT", "requests per second", &c.ClientReadRateLimit)
+	l.count("MAX_IN_FLIGHT", "requests", &c.MaxInFlight)
 }
 
 // operators reads who may use the operators' routes and whether the queue
