@@ -32,6 +32,9 @@ func execute(ctx context.Context, o options, stdout, stderr io.Writer) (clean bo
 		return false, err
 	}
 	defer s.close()
+	if info.name == "overload" {
+		return executeOverload(ctx, s, info, stdout, stderr)
+	}
 	if info.new == nil {
 		return executeSuite(ctx, s, info, stdout, stderr)
 	}

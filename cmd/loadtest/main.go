@@ -228,6 +228,8 @@ type options struct {
 	concurrentWallets      int
 	concurrentDrainTimeout time.Duration
 	concurrentPhases       string // comma-separated sub-phase names
+	overloadFactor         float64
+	overloadInFlight       int
 	evidence               bool
 	evidenceDir            string
 }
@@ -341,6 +343,9 @@ func (o *options) defineScenarioFlags(fs *flag.FlagSet) {
 		"concurrent: longest wait, after the creates, for every payout of a sub-phase to be terminal;\nthose still open then are reported and the run exits 1")
 	fs.StringVar(&o.concurrentPhases, "concurrent-phases", "hot,spread,wait",
 		"concurrent: the sub-phases to run, comma-separated, in the order hot, spread, wait")
+	fs.Float64Var(&o.overloadFactor, "overload-factor", 2, "overload: the open-loop rate offered, as a multiple of the measured capacity")
+	fs.IntVar(&o.overloadInFlight, "overload-in-flight", 32,
+		"overload: MAX_IN_FLIGHT of the api under overload (its throughput × the latency target, 100 ms, on this machine)")
 	fs.BoolVar(&o.evidence, "evidence", false,
 		"concurrent: sample pg_stat_activity wait events and pg_locks every 100ms, read pg_stat_statements,\nprofile the api and the worker, time Redis PINGs; raw files in -evidence-dir")
 	fs.StringVar(&o.evidenceDir, "evidence-dir", "loadtest-evidence", "where -evidence writes its files (`DIR`, created)")
@@ -413,6 +418,12 @@ func (o options) scenarioSettingProblems() []error {
 	}
 	if _, err := models.ParsePositiveAmount(o.amount); err != nil {
 		errs = append(errs, fmt.Errorf("-amount %q: %w", o.amount, err))
+	}
+	if o.overloadFactor <= 0 || o.overloadFactor > 100 {
+		errs = append(errs, fmt.Errorf("-overload-factor %g: want more than 0 and at most 100", o.overloadFactor))
+	}
+	if o.overloadInFlight < 1 {
+		errs = append(errs, fmt.Errorf("-overload-in-flight %d: want 1 or more", o.overloadInFlight))
 	}
 	if o.sandboxCompleteAfter <= 0 {
 		errs = append(errs, errors.New("-sandbox-complete-after must be positive (the service reads 0 as its default, 2s)"))

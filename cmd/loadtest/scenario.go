@@ -78,6 +78,10 @@ var scenarios = []scenarioInfo{
 		concurrency: 32, unit: "creates/s", creates: true,
 	},
 	{
+		name: "overload", summary: "the capacity of create-many, then an open-loop load at -overload-factor times it against an api with MAX_IN_FLIGHT=-overload-in-flight: no 500, accepted p99 < 100 ms",
+		unit: "creates/s", creates: true,
+	},
+	{
 		name: "disbursements", summary: "pgbench ceilings (spread, hot row), create-many, create-hot, drain and concurrent, with each figure as a ratio of its ceiling",
 		unit: "creates/s", creates: true,
 	},

@@ -94,6 +94,9 @@ func Build(ctx context.Context, cfg config.Config, o Options) (_ *App, err error
 		return nil, err
 	}
 	db := a.DB
+	if err := database.LimitConns(db, cfg.DatabaseMaxConns); err != nil {
+		return nil, err
+	}
 	a.closers = append(a.closers, func() {
 		if sqlDB, err := db.DB(); err == nil {
 			sqlDB.Close()

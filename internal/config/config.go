@@ -127,6 +127,10 @@ type Config struct {
 	// --write-rate-limit/--read-rate-limit) replaces the default.
 	ClientWriteRateLimit int
 	ClientReadRateLimit  int
+	// DatabaseMaxConns is how many PostgreSQL connections the process
+	// opens at most (DATABASE_MAX_CONNS): every process takes up to this
+	// many of the server's max_connections.
+	DatabaseMaxConns int
 	// MaxInFlight bounds the requests one API process serves at once
 	// (MAX_IN_FLIGHT; 0: unbounded): beyond it a request is answered 503
 	// with Retry-After at once instead of queueing behind the others.
@@ -168,6 +172,7 @@ func Defaults() Config {
 		ClientWriteRateLimit:    100,
 		ClientReadRateLimit:     200,
 		MaxInFlight:             256,
+		DatabaseMaxConns:        32,
 		InquiryRefusalRateLimit: 60,
 		XenditBaseURL:           xendit.DefaultBaseURL,
 	}
@@ -305,6 +310,7 @@ func (l *loader) http(c *Config) {
 	l.count("CLIENT_WRITE_RATE_LIMIT", "requests per second", &c.ClientWriteRateLimit)
 	l.count("CLIENT_READ_RATE_LIMIT", "requests per second", &c.ClientReadRateLimit)
 	l.count("MAX_IN_FLIGHT", "requests", &c.MaxInFlight)
+	l.count("DATABASE_MAX_CONNS", "connections", &c.DatabaseMaxConns)
 }
 
 // operators reads who may use the operators' routes and whether the queue

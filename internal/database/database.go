@@ -87,8 +87,8 @@ func Open(databaseURL string) (*gorm.DB, error) {
 		if err != nil {
 			return nil, err
 		}
-		sqlDB.SetMaxOpenConns(32)
-		sqlDB.SetMaxIdleConns(32)
+		sqlDB.SetMaxOpenConns(DefaultMaxConns)
+		sqlDB.SetMaxIdleConns(DefaultMaxConns)
 		sqlDB.SetConnMaxIdleTime(5 * time.Minute)
 		return db, nil
 	default:
@@ -204,4 +204,24 @@ func IsRetryable(err error) bool {
 		return pgErr.Code == "40P01" || pgErr.Code == "40001"
 	}
 	return false
+}
+
+// DefaultMaxConns is how many PostgreSQL connections a process opens at
+// most unless DATABASE_MAX_CONNS says otherwise (LimitConns).
+const DefaultMaxConns = 32
+
+// LimitConns sets how many connections db opens at most (and keeps idle):
+// every process of a deployment takes up to this many of PostgreSQL's
+// max_connections. SQLite keeps its single connection.
+func LimitConns(db *gorm.DB, n int) error {
+	if n <= 0 || db.Dialector.Name() != "postgres" {
+		return nil
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return err
+	}
+	sqlDB.SetMaxOpenConns(n)
+	sqlDB.SetMaxIdleConns(n)
+	return nil
 }

@@ -137,7 +137,10 @@ func newCluster(t *testing.T, redisURL string) *cluster {
 		"DISBURSEMENT_SUBMIT_WAIT=0", "DISBURSEMENT_SUBMIT_LEASE=2s",
 		// One merchant sends every create: the faults are measured, not
 		// the per-client rate limits (the overload scenario sets them).
-		"CLIENT_WRITE_RATE_LIMIT=0", "CLIENT_READ_RATE_LIMIT=0")
+		"CLIENT_WRITE_RATE_LIMIT=0", "CLIENT_READ_RATE_LIMIT=0",
+		// Up to six processes beside the other packages' tests on one
+		// PostgreSQL (CI's max_connections is 100).
+		"DATABASE_MAX_CONNS=6")
 
 	sealer, err := credentials.NewSealer(key)
 	if err != nil {
