@@ -3,7 +3,7 @@
 # Tests run on SQLite and miniredis unless TEST_DATABASE_URL and
 # TEST_REDIS_URL are set in the environment (make passes them through), e.g.
 #   TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/payoutd_ci?sslmode=disable \
-#   TEST_REDIS_URL=redis://127.0.0.1:6379/0 make test
+#   TEST_REDIS_URL=redis://127.0.0.1:6379/9 make test   (databases 9-15 are written and emptied)
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c

@@ -171,6 +171,9 @@ func (s *Server) verifyRequest(c *gin.Context, p *principal, body []byte, policy
 	case signature.NoSecretProvisioned:
 		return models.ErrNoSigningSecret
 	case signature.TimestampOutOfWindow:
+		if hint := signature.SecondsHint(result.Timestamp, s.now()); hint != "" {
+			return fmt.Errorf("%w (%s)", errSignatureOutsideWindow, hint)
+		}
 		return errSignatureOutsideWindow
 	default:
 		return fmt.Errorf("%w (%s); POST /api/v3/debug/signature-check shows what the server received",
@@ -185,6 +188,9 @@ func (s *Server) checkTimestamp(raw string) error {
 		return models.ErrTimestampWindow
 	}
 	if _, ok := signature.WindowDelta(t, s.now()); !ok {
+		if hint := signature.SecondsHint(t, s.now()); hint != "" {
+			return fmt.Errorf("%w (%s)", models.ErrTimestampWindow, hint)
+		}
 		return models.ErrTimestampWindow
 	}
 	return nil

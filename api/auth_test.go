@@ -3,7 +3,9 @@ package api
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -44,7 +46,10 @@ func TestAuthenticationFailureRules(t *testing.T) {
 		{"x-timestamp missing", request{path: wallets, apiKey: m.apiKey}, 400, windowMsg},
 		{"x-timestamp malformed", request{path: wallets, apiKey: m.apiKey, headers: map[string]string{"x-timestamp": "yesterday"}}, 400, windowMsg},
 		{"x-timestamp with a sign", request{path: wallets, apiKey: m.apiKey, headers: map[string]string{"x-timestamp": "+" + millis(fixedNow)}}, 400, windowMsg},
-		{"x-timestamp in seconds, not ms", request{path: wallets, apiKey: m.apiKey, headers: map[string]string{"x-timestamp": jsonNumber(fixedNow.Unix())}}, 400, windowMsg},
+		{"x-timestamp in seconds, not ms", request{path: wallets, apiKey: m.apiKey, headers: map[string]string{"x-timestamp": jsonNumber(fixedNow.Unix())}}, 400,
+			windowMsg + fmt.Sprintf(" (timestamps are Unix milliseconds; %d looks like seconds: send %d000)", fixedNow.Unix(), fixedNow.Unix())},
+		{"x-signature t in seconds, not ms", request{path: wallets, apiKey: m.apiKey, headers: map[string]string{"x-signature": signWithT(m.signingSecret, nil, fixedNow.Unix())}}, 401,
+			windowMsg + fmt.Sprintf(" (timestamps are Unix milliseconds; %d looks like seconds: send %d000)", fixedNow.Unix(), fixedNow.Unix())},
 		{"x-timestamp too old", request{path: wallets, apiKey: m.apiKey, headers: map[string]string{"x-timestamp": stale}}, 400, windowMsg},
 		{"x-timestamp too far ahead", request{path: wallets, apiKey: m.apiKey, headers: map[string]string{"x-timestamp": future}}, 400, windowMsg},
 		{"x-timestamp exactly 5 minutes old", request{path: wallets, apiKey: m.apiKey, headers: map[string]string{"x-timestamp": edge}}, 200, ""},
@@ -150,4 +155,47 @@ func TestOpsEndpoints(t *testing.T) {
 	b := setup(t)
 	b.do(request{path: "/healthz"}).expect(t, http.StatusOK, "")
 	b.do(request{path: "/readyz"}).expect(t, http.StatusOK, "")
+}
+
+// signWithT is an x-signature whose t is the raw value t (a client's
+// mistake: seconds where milliseconds are meant).
+func signWithT(secret string, body []byte, t int64) string {
+	ts := strconv.FormatInt(t, 10)
+	return "t=" + ts + ",v1=" + signature.Compute(secret, ts, body)
+}
+
+// A path with a trailing slash is not another resource: it answers the
+// API's JSON 404, not a redirect with an HTML body.
+func TestTrailingSlashAnswersJSON(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	m := b.newMerchant()
+	for _, path := range []string{"/api/v3/wallets/", "/api/v3/disbursements/quote/"} {
+		r := b.do(request{path: path, apiKey: m.apiKey, timestamp: true})
+		r.expect(t, http.StatusNotFound, models.ErrNotFound.Error())
+		if loc := r.header.Get("Location"); loc != "" {
+			t.Errorf("%s redirects to %s", path, loc)
+		}
+	}
+}
+
+// The signature check names the fix of a t sent in seconds.
+func TestSignatureCheckHintsAtSeconds(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	m := b.newMerchant()
+	body := []byte(`{"hello":"dunia"}`)
+	r := b.do(request{method: http.MethodPost, path: "/api/v3/debug/signature-check", body: body, apiKey: m.apiKey,
+		headers: map[string]string{"x-signature": signWithT(m.signingSecret, body, fixedNow.Unix())}})
+	var got signatureCheckResponse
+	r.decode(t, &got)
+	if got.Valid || got.Diagnostics.Diagnosis != "timestamp_out_of_window" || !strings.Contains(got.Diagnostics.Hint, "Unix milliseconds") {
+		t.Fatalf("signature check of t in seconds: %s", r.body)
+	}
+	r = b.do(request{method: http.MethodPost, path: "/api/v3/debug/signature-check", body: body, apiKey: m.apiKey, sign: m.signingSecret})
+	got = signatureCheckResponse{}
+	r.decode(t, &got)
+	if !got.Valid || strings.Contains(string(r.body), `"hint"`) {
+		t.Fatalf("a valid signature got a hint: %s", r.body)
+	}
 }

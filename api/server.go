@@ -112,6 +112,10 @@ func New(d Deps) (*Server, error) {
 	gin.SetMode(gin.ReleaseMode)
 	e := gin.New()
 	e.HandleMethodNotAllowed = true
+	// A trailing slash is another path: a JSON 404 like any unknown path,
+	// not gin's 301 with an HTML body (a redirect would also drop a signed
+	// request's method and body in many clients).
+	e.RedirectTrailingSlash = false
 	e.ContextWithFallback = true
 	// Only peers in TRUSTED_PROXIES may set the client IP through
 	// X-Forwarded-For; otherwise the socket's address is the client's.

@@ -33,6 +33,9 @@ type signatureDiagnostics struct {
 	SignedPayloadString     string `json:"signed_payload_string"`
 	ClientProvidedSignature string `json:"client_provided_signature"`
 	Diagnosis               string `json:"diagnosis"`
+	// Hint says how to fix what the diagnosis names, when the server can
+	// tell (a timestamp sent in seconds).
+	Hint string `json:"hint,omitempty"`
 }
 
 // POST /api/v3/debug/signature-check: runs the same verification as the
@@ -74,6 +77,9 @@ func (s *Server) handleSignatureCheck(c *gin.Context) {
 	}
 	if ts, ok := signature.ParseMillis(t); ok {
 		d.WindowDeltaMS, d.WindowOK = signature.WindowDelta(ts, now)
+		if !d.WindowOK {
+			d.Hint = signature.SecondsHint(ts, now)
+		}
 	}
 	c.JSON(http.StatusOK, signatureCheckResponse{Valid: result.Diagnosis == signature.OK, Diagnostics: d})
 }

@@ -37,7 +37,7 @@ phase "fault database"
 prepare_database "$FAULTS_DB"
 
 export TEST_DATABASE_URL="postgres://postgres@$PGHOST_ADDR:$PGPORT_NUM/$FAULTS_DB?sslmode=disable"
-export TEST_REDIS_URL="redis://$REDIS_HOST:$REDIS_PORT/0"
+export TEST_REDIS_URL="redis://$REDIS_HOST:$REDIS_PORT/9"
 export PAYOUTD_FAULTS=all
 
 phase "fault scenarios (timeout $FAULTS_TIMEOUT)"

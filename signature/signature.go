@@ -15,6 +15,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -196,4 +197,19 @@ func WindowDelta(tMillis int64, now time.Time) (int64, bool) {
 	}
 	limit := Window.Milliseconds()
 	return delta, delta >= -limit && delta <= limit
+}
+
+// SecondsHint explains a timestamp t that is out of the window because it
+// was sent in seconds: when t × 1000 falls within a day of now, it returns
+// a hint naming the fix, otherwise "". Unix seconds of today are ten
+// digits, milliseconds thirteen; the mistake is common and its symptom (a
+// time in January 1970) is not self-explanatory.
+func SecondsHint(t int64, now time.Time) string {
+	if t <= 0 || t > math.MaxInt64/1000 {
+		return ""
+	}
+	if d := time.Duration(t*1000-now.UnixMilli()) * time.Millisecond; d < -24*time.Hour || d > 24*time.Hour {
+		return ""
+	}
+	return fmt.Sprintf("timestamps are Unix milliseconds; %d looks like seconds: send %d", t, t*1000)
 }
