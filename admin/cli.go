@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -272,4 +273,79 @@ func runReconcile(ctx context.Context, d Deps, fs *flag.FlagSet, args []string) 
 		return nil, err
 	}
 	return report, checkSealedValues(ctx, d, report)
+}
+
+// helpIndex is where args ask for help, -1 if they do not: -h, -help or
+// --help anywhere, or the word help among the command's words (before any
+// flag, so that a flag's value "help" is only a value).
+func helpIndex(args []string) int {
+	words := true
+	for i, arg := range args {
+		switch {
+		case arg == "-h" || arg == "-help" || arg == "--help":
+			return i
+		case strings.HasPrefix(arg, "-"):
+			words = false
+		case words && arg == "help":
+			return i
+		}
+	}
+	return -1
+}
+
+// Help answers `payoutd admin [words] --help` before anything is
+// configured: the usage of the command the words name, or the list of a
+// group's commands (`admin client --help`), or every command. ok is false
+// when args ask for no help.
+func Help(args []string) (text string, ok bool) {
+	i := helpIndex(args)
+	if len(args) > 0 && i < 0 {
+		return "", false
+	}
+	if i < 0 {
+		i = 0
+	}
+	words := args[:i]
+	if cmd, _, found := findCommand(words); found {
+		return fmt.Sprintf("usage: payoutd admin %s %s\n", cmd.name, cmd.help), true
+	}
+	var b strings.Builder
+	for _, c := range commands {
+		if len(words) == 0 || strings.HasPrefix(c.name, strings.Join(words, " ")+" ") {
+			fmt.Fprintf(&b, "  %s %s\n", c.name, c.help)
+		}
+	}
+	if b.Len() == 0 || len(words) == 0 {
+		return Usage(), true
+	}
+	return fmt.Sprintf("usage: payoutd admin %s <command> [flags]\n\ncommands:\n%s", strings.Join(words, " "), b.String()), true
+}
+
+// Known reports whether args start with an admin command, so that a
+// mistyped one is refused (exit 2) before any configuration is read.
+func Known(args []string) bool {
+	_, _, ok := findCommand(args)
+	return ok
+}
+
+// Names are the admin commands ("client create", ...), for the test that
+// runs --help on every one.
+func Names() []string {
+	names := make([]string, len(commands))
+	for i, c := range commands {
+		names[i] = c.name
+	}
+	return names
+}
+
+// Groups are the first words of the admin commands ("client", "wallet",
+// ...), each once.
+func Groups() []string {
+	var groups []string
+	for _, c := range commands {
+		if g, _, _ := strings.Cut(c.name, " "); !slices.Contains(groups, g) {
+			groups = append(groups, g)
+		}
+	}
+	return groups
 }

@@ -96,7 +96,7 @@ func runDevCommand(ctx context.Context, args []string, stdout, stderr io.Writer,
 		fmt.Fprint(stdout, devUsage)
 		return 0
 	case err != nil:
-		fmt.Fprintf(stderr, "payoutd dev: %s\n\n%s", strings.TrimPrefix(err.Error(), errUsage.Error()+": "), devUsage)
+		fmt.Fprintf(stderr, "payoutd dev: %s; see payoutd dev --help\n", strings.TrimPrefix(err.Error(), errUsage.Error()+": "))
 		return 2
 	}
 	if err := runDev(ctx, opts, stdout, stderr, getenv); err != nil {

@@ -65,6 +65,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		fmt.Fprint(stdout, usage)
 		return 0
 	}
+	if usage, ok := commandUsage[args[0]]; ok {
+		// These take no arguments: --help prints their usage, anything
+		// else is a mistake in the command line.
+		switch {
+		case len(args) > 1 && isHelpFlag(args[1]):
+			fmt.Fprint(stdout, usage)
+			return 0
+		case len(args) > 1:
+			fmt.Fprintf(stderr, "payoutd %s: unexpected argument %q; see payoutd %s --help\n", args[0], args[1], args[0])
+			return 2
+		}
+	}
 	var err error
 	switch args[0] {
 	case "api":
@@ -85,12 +97,56 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		fmt.Fprintf(stderr, "payoutd: unknown command %q\n\n%s", args[0], usage)
 		return 2
 	}
-	if err != nil {
+	var usageErr commandLineError
+	switch {
+	case errors.Is(err, errHelpShown):
+		return 0
+	case errors.As(err, &usageErr):
+		fmt.Fprintf(stderr, "payoutd %s: %v; see payoutd %s --help\n", args[0], usageErr.error, args[0])
+		return 2
+	case err != nil:
 		fmt.Fprintf(stderr, "payoutd %s: %v\n", args[0], err)
 		return 1
 	}
 	return 0
 }
+
+// errHelpShown: a command printed its --help; the process exits 0.
+var errHelpShown = errors.New("help shown")
+
+// commandLineError is a mistake in the command line (an unknown flag, a
+// stray argument): exit 2 with one line.
+type commandLineError struct{ error }
+
+// commandUsage is the --help of the commands that take no arguments.
+var commandUsage = map[string]string{
+	"api": `usage: payoutd api
+
+Serves the HTTP API (and the queue dashboard at /ops/queues, /metrics and
+/debug/pprof behind ADMIN_USER/ADMIN_PASSWORD) on HTTP_ADDR until SIGINT or
+SIGTERM. Needs DATABASE_URL, REDIS_URL, SECRETS_KEY; see README.md,
+Configuration.
+`,
+	"worker": `usage: payoutd worker
+
+Processes the queued tasks (submits, status checks, webhooks, settlements)
+and runs the submit pumps and the periodic sweeps until SIGINT or SIGTERM;
+serves /metrics on METRICS_ADDR when set. Needs DATABASE_URL, REDIS_URL,
+SECRETS_KEY; see README.md, Configuration.
+`,
+	"migrate": `usage: payoutd migrate
+
+Applies the pending database migrations of DATABASE_URL and exits.
+`,
+	"healthcheck": `usage: payoutd healthcheck
+
+Exits 0 when the API on this machine (the port of HTTP_ADDR) answers
+/readyz with 200, 1 otherwise: a container health check without a shell.
+`,
+}
+
+// isHelpFlag reports whether arg asks for help.
+func isHelpFlag(arg string) bool { return arg == "-h" || arg == "--help" || arg == "-help" || arg == "help" }
 
 // loadConfig reads and checks the configuration and installs the logger.
 func loadConfig(stderr io.Writer, getenv func(string) string, needs config.Needs) (config.Config, error) {
@@ -215,9 +271,13 @@ func announceClientChange(rdb *redis.Client, stderr io.Writer) func(context.Cont
 }
 
 func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	if len(args) == 0 || args[0] == "help" {
-		fmt.Fprint(stdout, admin.Usage())
+	if text, ok := admin.Help(args); ok {
+		fmt.Fprint(stdout, text)
 		return 0
+	}
+	if !admin.Known(args) {
+		admin.WriteError(stderr, fmt.Sprintf("unknown admin command %q; payoutd admin --help lists them", strings.Join(args, " ")))
+		return 2
 	}
 	cfg, err := loadConfig(io.Discard, getenv, config.Needs{Database: true, Secrets: true})
 	if err != nil {

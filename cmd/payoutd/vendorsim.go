@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,11 +39,18 @@ func runVendorSim(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	bank := fs.String("bank", "", "snap: the bank's slug (bca, bri, ...), whose SNAP_<BANK>_* variables are read")
 	addr := fs.String("addr", "", "listen address (default VENDORSIM_ADDR, else :8090)")
 	callbackURL := fs.String("callback-url", "", "xendit: where webhooks go (default XENDIT_CALLBACK_URL, else VENDORSIM_CALLBACK_URL/xendit); snap: where notifications go (default VENDORSIM_CALLBACK_URL/snap:<bank>)")
+	if slices.ContainsFunc(args, isHelpFlag) {
+		fs.SetOutput(stdout)
+		fmt.Fprintln(stdout, "usage: payoutd vendorsim [flags]\n\nServes simulated payout vendors over HTTP until SIGINT or SIGTERM (see README.md,\nSandbox vendor simulator).\n\nflags:")
+		fs.PrintDefaults()
+		return errHelpShown
+	}
+	fs.SetOutput(io.Discard) // a flag error is one line, below
 	if err := fs.Parse(args); err != nil {
-		return err
+		return commandLineError{err}
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
+		return commandLineError{fmt.Errorf("unexpected arguments %q", fs.Args())}
 	}
 	if *addr != "" {
 		outer := getenv
