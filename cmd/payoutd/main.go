@@ -146,7 +146,9 @@ Exits 0 when the API on this machine (the port of HTTP_ADDR) answers
 }
 
 // isHelpFlag reports whether arg asks for help.
-func isHelpFlag(arg string) bool { return arg == "-h" || arg == "--help" || arg == "-help" || arg == "help" }
+func isHelpFlag(arg string) bool {
+	return arg == "-h" || arg == "--help" || arg == "-help" || arg == "help"
+}
 
 // loadConfig reads and checks the configuration and installs the logger.
 func loadConfig(stderr io.Writer, getenv func(string) string, needs config.Needs) (config.Config, error) {
