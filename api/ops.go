@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,12 +9,14 @@ import (
 	"net/http/pprof"
 	runtimepprof "runtime/pprof"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/hibiken/asynq"
 	"github.com/hibiken/asynqmon"
 
+	"github.com/payoutd/payoutd/internal/dashboardfonts"
 	"github.com/payoutd/payoutd/models"
 )
 
@@ -55,9 +58,67 @@ func (s *Server) mountDashboard(queueRedis asynq.RedisConnOpt) {
 	if s.cfg.OpsReadOnly {
 		ops.Use(refuseWrites)
 	}
-	ops.Any("/queues", gin.WrapH(mon))
-	ops.Any("/queues/*any", gin.WrapH(mon))
+	page := withOfflineFonts(mon)
+	ops.Any("/queues", gin.WrapH(page))
+	ops.Any("/queues/*any", gin.WrapH(page))
+	ops.GET(dashboardFontsPath+"/*file", gin.WrapH(http.StripPrefix("/ops"+dashboardFontsPath+"/", http.FileServerFS(dashboardfonts.FS))))
 }
+
+// dashboardFontsPath is where the dashboard's own fonts are served, under
+// /ops (operators only, as the page).
+const dashboardFontsPath = "/dashboard-fonts"
+
+// googleFontLinks are the stylesheets asynqmon's page loads from the
+// internet: Roboto (the text falls back to the system's fonts) and the
+// Material Icons its buttons are drawn with.
+var googleFontLinks = [][]byte{
+	[]byte(`<link rel="stylesheet" href="https://fonts.googleapis.com/css?family=Roboto:300,400,500,700&display=swap"/>`),
+	[]byte(`<link rel="stylesheet" href="https://fonts.googleapis.com/icon?family=Material+Icons"/>`),
+}
+
+// withOfflineFonts serves the dashboard with its HTML page pointing at the
+// fonts payoutd serves itself (package dashboardfonts) instead of Google
+// Fonts, so that it works on a network without internet access. Only the
+// HTML page is rewritten; its API and scripts pass through untouched.
+func withOfflineFonts(mon http.Handler) http.Handler {
+	local := []byte(`<link rel="stylesheet" href="/ops` + dashboardFontsPath + `/fonts.css"/>`)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet || strings.Contains(r.URL.Path, "/api/") || strings.Contains(r.URL.Path, "/static/") {
+			mon.ServeHTTP(w, r)
+			return
+		}
+		page := &bufferedResponse{header: http.Header{}, status: http.StatusOK}
+		mon.ServeHTTP(page, r)
+		body := page.body.Bytes()
+		if page.header.Get("Content-Type") == "" {
+			// What net/http would have sniffed had the page been written
+			// to the connection (asynqmon sets none).
+			page.header.Set("Content-Type", http.DetectContentType(body))
+		}
+		if strings.HasPrefix(page.header.Get("Content-Type"), "text/html") {
+			body = bytes.Replace(body, googleFontLinks[0], local, 1)
+			body = bytes.Replace(body, googleFontLinks[1], nil, 1)
+			page.header.Del("Content-Length")
+		}
+		for k, v := range page.header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(page.status)
+		w.Write(body)
+	})
+}
+
+// bufferedResponse keeps a response in memory so that it can be changed
+// before it is sent.
+type bufferedResponse struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (b *bufferedResponse) Header() http.Header         { return b.header }
+func (b *bufferedResponse) Write(p []byte) (int, error) { return b.body.Write(p) }
+func (b *bufferedResponse) WriteHeader(status int)      { b.status = status }
 
 // profilerPath is where the Go runtime's profiles are served.
 const profilerPath = "/debug/pprof"

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -181,4 +182,30 @@ func TestLoginThrottleWithoutRedis(t *testing.T) {
 	if wait := th.blocked(ctx, "192.0.2.8"); wait > 0 {
 		t.Fatal("another address is blocked too")
 	}
+}
+
+// The dashboard works on an operator network without internet access: its
+// page loads no font from Google, but the icon font payoutd serves itself.
+func TestDashboardFontsAreServedLocally(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOptions{dashboard: true, configure: withOperators})
+	auth := map[string]string{"Authorization": basicAuth("ops", testAdminPassword)}
+	ip := uniqueIP()
+	page := b.do(request{path: "/ops/queues", headers: auth, remoteIP: ip})
+	page.expect(t, http.StatusOK, "")
+	if strings.Contains(string(page.body), "fonts.googleapis.com") || !strings.Contains(string(page.body), `href="/ops/dashboard-fonts/fonts.css"`) {
+		t.Fatalf("the dashboard page loads fonts from the internet or not from payoutd:\n%s", page.body)
+	}
+	css := b.do(request{path: "/ops/dashboard-fonts/fonts.css", headers: auth, remoteIP: ip})
+	css.expect(t, http.StatusOK, "")
+	if !strings.HasPrefix(css.header.Get("Content-Type"), "text/css") || !strings.Contains(string(css.body), "MaterialIcons-Regular.woff2") {
+		t.Fatalf("fonts.css: %s %q", css.header.Get("Content-Type"), css.body)
+	}
+	font := b.do(request{path: "/ops/dashboard-fonts/MaterialIcons-Regular.woff2", headers: auth, remoteIP: ip})
+	font.expect(t, http.StatusOK, "")
+	if len(font.body) < 100_000 || string(font.body[:4]) != "wOF2" {
+		t.Fatalf("the icon font: %d bytes starting %q", len(font.body), font.body[:min(4, len(font.body))])
+	}
+	// Like the page, the fonts are for operators only.
+	b.do(request{path: "/ops/dashboard-fonts/fonts.css", remoteIP: ip}).expect(t, http.StatusUnauthorized, "")
 }
