@@ -168,6 +168,7 @@ func (s *Server) routes(queueRedis asynq.RedisConnOpt) {
 	// accounts cannot be enumerated at full speed (QUOTE_RATE_LIMIT).
 	v3.POST("/disbursements/quote", required, s.clientRate, s.perMinute("quote", s.cfg.QuoteRateLimit), s.handleDisbursementQuote)
 	v3.POST("/disbursements", required, s.clientRate, s.handleDisbursementCreate)
+	v3.GET("/disbursements", optional, s.clientRate, s.handleDisbursementList)
 	v3.GET("/disbursements/:id", optional, s.clientRate, s.handleDisbursementGet)
 	v3.GET("/payments/:id", optional, s.clientRate, s.handlePaymentGet)
 	e.POST("/api/v1/payments", optional, s.clientRate, s.handlePaymentCreate)

@@ -1,0 +1,58 @@
+// Package pagecursor encodes the position of a list page: the creation
+// time and id of the last row a page showed. Lists run newest first,
+// ordered by (created_at, id), so the next page is the rows strictly before
+// that pair: rows inserted meanwhile are newer and never shift a page, and
+// no row is shown twice or skipped.
+package pagecursor
+
+import (
+	"encoding/base64"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Cursor is the last row of a page.
+type Cursor struct {
+	CreatedAt time.Time
+	ID        uuid.UUID
+}
+
+// ErrInvalid is a cursor that no page of this service produced.
+var ErrInvalid = errors.New("invalid cursor")
+
+// prefix versions the encoding, so that a later format can tell old
+// cursors apart.
+const prefix = "c1."
+
+// Encode is the opaque form merchants pass back as starting_after.
+func (c Cursor) Encode() string {
+	raw := c.CreatedAt.UTC().Format(time.RFC3339Nano) + "|" + c.ID.String()
+	return prefix + base64.RawURLEncoding.EncodeToString([]byte(raw))
+}
+
+// Decode reads what Encode produced; anything else is ErrInvalid.
+func Decode(s string) (Cursor, error) {
+	if !strings.HasPrefix(s, prefix) || len(s) > 200 {
+		return Cursor{}, ErrInvalid
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(s[len(prefix):])
+	if err != nil {
+		return Cursor{}, ErrInvalid
+	}
+	at, id, ok := strings.Cut(string(raw), "|")
+	if !ok {
+		return Cursor{}, ErrInvalid
+	}
+	t, err := time.Parse(time.RFC3339Nano, at)
+	if err != nil {
+		return Cursor{}, ErrInvalid
+	}
+	u, err := uuid.Parse(id)
+	if err != nil || len(id) != 36 {
+		return Cursor{}, ErrInvalid
+	}
+	return Cursor{CreatedAt: t.UTC(), ID: u}, nil
+}
