@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/payoutd/payoutd/internal/pagecursor"
 	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/payments"
 	"github.com/payoutd/payoutd/payouts"
 )
 
@@ -72,6 +74,37 @@ func (s *Server) handleDisbursementList(c *gin.Context) {
 	if page.Next != nil {
 		next := page.Next.Encode()
 		out.HasMore, out.NextCursor = true, &next
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+// GET /api/v3/payments
+func (s *Server) handlePaymentList(c *gin.Context) {
+	q, err := listQuery(c.Request.URL.Query(), "status", "payer_id")
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	f := payments.ListFilter{Limit: q.limit, After: q.after, CreatedFrom: q.from, CreatedTo: q.to, PayerID: q.values.Get("payer_id")}
+	if v := q.values.Get("status"); v != "" {
+		f.Status = models.PaymentStatus(v)
+		if !slices.Contains(models.PaymentStatuses, f.Status) {
+			fail(c, models.Invalid(fmt.Sprintf("status must be one of %v", models.PaymentStatuses)))
+			return
+		}
+	}
+	rows, next, err := s.payments.List(c.Request.Context(), principalOf(c).Client.ID, f)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	out := listResponse[paymentRecord]{Data: make([]paymentRecord, len(rows))}
+	for i := range rows {
+		out.Data[i] = paymentView(&rows[i])
+	}
+	if next != nil {
+		cursor := next.Encode()
+		out.HasMore, out.NextCursor = true, &cursor
 	}
 	c.JSON(http.StatusOK, out)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/vendors/sandbox"
 )
 
 // listPage is a page of GET /api/v3/disbursements as a merchant reads it.
@@ -166,5 +167,69 @@ func TestDisbursementListFilters(t *testing.T) {
 	} {
 		r, _ := e.list(t, e.m, tc.query)
 		r.expect(t, http.StatusBadRequest, tc.msg)
+	}
+}
+
+// Payments page like disbursements: every payment that existed at the
+// start exactly once while more are created, filtered by payer and status,
+// never another client's.
+func TestPaymentListPagesAndFilters(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	m := b.newMerchant()
+	b.newWallet(m.id, "Main", sandbox.SimBank, false)
+	var before []string
+	for i := range 12 {
+		r := b.createPayment(m, fmt.Sprintf(`{"price": 15000, "playerId": "payer-%d"}`, i%2))
+		r.expect(t, http.StatusCreated, "")
+		var got struct {
+			Data struct {
+				OrderID string `json:"orderId"`
+			} `json:"data"`
+		}
+		r.decode(t, &got)
+		before = append(before, got.Data.OrderID)
+	}
+	list := func(who merchant, q url.Values) (response, listPage) {
+		r := b.do(request{path: "/api/v3/payments?" + q.Encode(), apiKey: who.apiKey, timestamp: true})
+		var page listPage
+		if r.status == http.StatusOK {
+			r.decode(t, &page)
+		}
+		return r, page
+	}
+	seen := map[string]int{}
+	q := url.Values{"limit": {"5"}}
+	for pages := 0; ; pages++ {
+		r, page := list(m, q)
+		r.expect(t, http.StatusOK, "")
+		for _, p := range page.Data {
+			seen[p.ID]++
+		}
+		b.createPayment(m, `{"price": 15000, "playerId": "payer-new"}`)
+		if !page.HasMore {
+			break
+		}
+		q.Set("starting_after", *page.NextCursor)
+	}
+	for _, id := range before {
+		if seen[id] != 1 {
+			t.Errorf("payment %s listed %d times, want once", id, seen[id])
+		}
+	}
+	if _, page := list(m, url.Values{"payer_id": {"payer-1"}, "limit": {"100"}}); len(page.Data) != 6 {
+		t.Errorf("payer-1 has %d payments listed, want 6", len(page.Data))
+	}
+	if _, page := list(m, url.Values{"status": {"PENDING"}, "limit": {"100"}}); len(page.Data) < 12 {
+		t.Errorf("%d PENDING payments listed, want at least 12", len(page.Data))
+	}
+	if _, page := list(m, url.Values{"status": {"SUCCESS"}}); len(page.Data) != 0 {
+		t.Errorf("%d SUCCESS payments listed, want none", len(page.Data))
+	}
+	r, _ := list(m, url.Values{"status": {"PAID"}})
+	r.expect(t, http.StatusBadRequest, "")
+	other := b.newMerchant()
+	if _, page := list(other, url.Values{}); len(page.Data) != 0 {
+		t.Errorf("another client sees %d of this client's payments", len(page.Data))
 	}
 }

@@ -96,16 +96,7 @@ func (s *Server) handlePaymentGet(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	rec := paymentRecord{
-		ID: p.ID.String(), ClientID: p.ClientID.String(), PayerID: p.PayerID, Amount: p.Amount.String(), Currency: p.Currency,
-		ExpiredAt: models.FormatTime(p.ExpiredAt), Status: string(p.Status), PlatformFee: p.PlatformFee.String(),
-		NetAmount: p.NetAmount.String(), PaidAt: models.FormatTimePtr(p.PaidAt), SettledAt: models.FormatTimePtr(p.SettledAt),
-		RetrievalReferenceNo: p.RetrievalReferenceNo, CreatedAt: models.FormatTime(p.CreatedAt), UpdatedAt: models.FormatTime(p.UpdatedAt),
-	}
-	if p.WalletName != "" {
-		rec.ClientWalletName = &p.WalletName
-	}
-	c.JSON(http.StatusOK, rec)
+	c.JSON(http.StatusOK, paymentView(p))
 }
 
 // parsePaymentRequest applies the field rules; each error names its field.
@@ -223,4 +214,18 @@ func (s *Server) handleAcquirerCallback(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, gin.H{"status": string(applied)})
+}
+
+// paymentView is a payment as GET /api/v3/payments/{id} and the list show it.
+func paymentView(p *payments.WithWallet) paymentRecord {
+	rec := paymentRecord{
+		ID: p.ID.String(), ClientID: p.ClientID.String(), PayerID: p.PayerID, Amount: p.Amount.String(), Currency: p.Currency,
+		ExpiredAt: models.FormatTime(p.ExpiredAt), Status: string(p.Status), PlatformFee: p.PlatformFee.String(),
+		NetAmount: p.NetAmount.String(), PaidAt: models.FormatTimePtr(p.PaidAt), SettledAt: models.FormatTimePtr(p.SettledAt),
+		RetrievalReferenceNo: p.RetrievalReferenceNo, CreatedAt: models.FormatTime(p.CreatedAt), UpdatedAt: models.FormatTime(p.UpdatedAt),
+	}
+	if p.WalletName != "" {
+		rec.ClientWalletName = &p.WalletName
+	}
+	return rec
 }

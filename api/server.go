@@ -170,6 +170,7 @@ func (s *Server) routes(queueRedis asynq.RedisConnOpt) {
 	v3.POST("/disbursements", required, s.clientRate, s.handleDisbursementCreate)
 	v3.GET("/disbursements", optional, s.clientRate, s.handleDisbursementList)
 	v3.GET("/disbursements/:id", optional, s.clientRate, s.handleDisbursementGet)
+	v3.GET("/payments", optional, s.clientRate, s.handlePaymentList)
 	v3.GET("/payments/:id", optional, s.clientRate, s.handlePaymentGet)
 	e.POST("/api/v1/payments", optional, s.clientRate, s.handlePaymentCreate)
 

@@ -51,18 +51,13 @@ func (s *Service) List(ctx context.Context, clientID uuid.UUID, f ListFilter) (P
 	if !f.CreatedTo.IsZero() {
 		q = q.Where("created_at < ?", f.CreatedTo)
 	}
-	if f.After != nil {
-		q = q.Where("(created_at, id) < (?, ?)", f.After.CreatedAt, f.After.ID)
-	}
 	var rows []models.Disbursement
-	if err := q.Order("created_at DESC, id DESC").Limit(f.Limit + 1).Find(&rows).Error; err != nil {
+	if err := pagecursor.Apply(q, "created_at", "id", f.After, f.Limit).Find(&rows).Error; err != nil {
 		return Page{}, err
 	}
-	page := Page{Disbursements: rows}
-	if len(rows) > f.Limit {
-		page.Disbursements = rows[:f.Limit]
-		last := page.Disbursements[f.Limit-1]
-		page.Next = &pagecursor.Cursor{CreatedAt: last.CreatedAt, ID: last.ID}
-	}
+	var page Page
+	page.Disbursements, page.Next = pagecursor.Trim(rows, f.Limit, func(d *models.Disbursement) pagecursor.Cursor {
+		return pagecursor.Cursor{CreatedAt: d.CreatedAt, ID: d.ID}
+	})
 	return page, nil
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"gorm.io/gorm"
 )
 
 // Cursor is the last row of a page.
@@ -55,4 +56,25 @@ func Decode(s string) (Cursor, error) {
 		return Cursor{}, ErrInvalid
 	}
 	return Cursor{CreatedAt: t.UTC(), ID: u}, nil
+}
+
+// Apply orders q newest first by the created and id columns (qualified
+// when q joins), keeps the rows strictly before after (nil: from the
+// newest) and asks for one row more than limit, so that Trim can tell
+// whether another page follows.
+func Apply(q *gorm.DB, created, id string, after *Cursor, limit int) *gorm.DB {
+	if after != nil {
+		q = q.Where("("+created+", "+id+") < (?, ?)", after.CreatedAt, after.ID)
+	}
+	return q.Order(created + " DESC, " + id + " DESC").Limit(limit + 1)
+}
+
+// Trim cuts the rows Apply read to limit and returns the cursor of the
+// next page, nil when this one is the last.
+func Trim[T any](rows []T, limit int, key func(*T) Cursor) ([]T, *Cursor) {
+	if len(rows) <= limit {
+		return rows, nil
+	}
+	next := key(&rows[limit-1])
+	return rows[:limit], &next
 }
