@@ -134,6 +134,10 @@ var contracts = map[string]*contract{
 	"disbursement late-results": {doc: "README (disbursement late-results)", fields: map[string]kind{
 		"late_results": kObjects, "total_count": kInt}, nested: map[string]*contract{"late_results": lateResult}},
 	"disbursement resolve-late-result": lateResult,
+	"disbursement list": {doc: "README (disbursement list)", exhaustive: true, fields: map[string]kind{
+		"data": kObjects, "has_more": kBool, "next_cursor": kStringOrNull}, nested: map[string]*contract{"data": disbursementRecord}},
+	"payment list": {doc: "README (payment list)", exhaustive: true, fields: map[string]kind{
+		"data": kObjects, "has_more": kBool, "next_cursor": kStringOrNull}, nested: map[string]*contract{"data": paymentRecord}},
 	"sandbox complete":                 disbursementRecord,
 	"payment simulate": {doc: "README (payment simulate)", fields: map[string]kind{
 		"payment_id": kUUID, "result": kString, "status": kString, "paid_at": kTimeOrNull,
@@ -172,7 +176,7 @@ func TestEveryCommandHasAContract(t *testing.T) {
 	}
 	slices.Sort(listed)
 	slices.Sort(known)
-	if !slices.Equal(listed, known) || len(listed) != 19 {
+	if !slices.Equal(listed, known) || len(listed) != 21 {
 		t.Fatalf("admin.Usage() lists %v;\ncontracts cover %v", listed, known)
 	}
 }

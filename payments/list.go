@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"gorm.io/gorm"
 
 	"github.com/payoutd/payoutd/internal/pagecursor"
 	"github.com/payoutd/payoutd/models"
@@ -27,9 +28,26 @@ type ListFilter struct {
 // cursor, so payments created meanwhile never shift a page (index
 // payments_client_created).
 func (s *Service) List(ctx context.Context, clientID uuid.UUID, f ListFilter) ([]WithWallet, *pagecursor.Cursor, error) {
-	q := s.db.WithContext(ctx).Table("payments p").
-		Select("p.*, w.name AS wallet_name").Joins("JOIN wallets w ON w.id = p.wallet_id").
-		Where("p.client_id = ?", clientID)
+	return s.list(s.withWallet(ctx).Where("p.client_id = ?", clientID), f)
+}
+
+// ListAll is List across every client, or one when client is set: the
+// operators' view (payoutd admin payment list), never a merchant's.
+func (s *Service) ListAll(ctx context.Context, client uuid.UUID, f ListFilter) ([]WithWallet, *pagecursor.Cursor, error) {
+	q := s.withWallet(ctx)
+	if client != uuid.Nil {
+		q = q.Where("p.client_id = ?", client)
+	}
+	return s.list(q, f)
+}
+
+// withWallet selects payments (as p) with their wallet's name.
+func (s *Service) withWallet(ctx context.Context) *gorm.DB {
+	return s.db.WithContext(ctx).Table("payments p").
+		Select("p.*, w.name AS wallet_name").Joins("JOIN wallets w ON w.id = p.wallet_id")
+}
+
+func (s *Service) list(q *gorm.DB, f ListFilter) ([]WithWallet, *pagecursor.Cursor, error) {
 	if f.Status != "" {
 		q = q.Where("p.status = ?", f.Status)
 	}

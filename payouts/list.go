@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"gorm.io/gorm"
 
 	"github.com/payoutd/payoutd/internal/pagecursor"
 	"github.com/payoutd/payoutd/models"
@@ -35,7 +36,20 @@ type Page struct {
 // a cursor holds the rows strictly before it, so rows created meanwhile
 // never shift a page (index disbursements_client_created).
 func (s *Service) List(ctx context.Context, clientID uuid.UUID, f ListFilter) (Page, error) {
-	q := s.db.WithContext(ctx).Where("client_id = ?", clientID)
+	return s.list(s.db.WithContext(ctx).Where("client_id = ?", clientID), f)
+}
+
+// ListAll is List across every client, or one when client is set: the
+// operators' view (payoutd admin disbursement list), never a merchant's.
+func (s *Service) ListAll(ctx context.Context, client uuid.UUID, f ListFilter) (Page, error) {
+	q := s.db.WithContext(ctx)
+	if client != uuid.Nil {
+		q = q.Where("client_id = ?", client)
+	}
+	return s.list(q, f)
+}
+
+func (s *Service) list(q *gorm.DB, f ListFilter) (Page, error) {
 	if f.Status != "" {
 		q = q.Where("status = ?", f.Status)
 	}
