@@ -138,7 +138,7 @@ var contracts = map[string]*contract{
 		"data": kObjects, "has_more": kBool, "next_cursor": kStringOrNull}, nested: map[string]*contract{"data": disbursementRecord}},
 	"payment list": {doc: "README (payment list)", exhaustive: true, fields: map[string]kind{
 		"data": kObjects, "has_more": kBool, "next_cursor": kStringOrNull}, nested: map[string]*contract{"data": paymentRecord}},
-	"sandbox complete":                 disbursementRecord,
+	"sandbox complete": disbursementRecord,
 	"payment simulate": {doc: "README (payment simulate)", fields: map[string]kind{
 		"payment_id": kUUID, "result": kString, "status": kString, "paid_at": kTimeOrNull,
 		"retrieval_reference_no": kStringOrNull, "settle_at": kTimeOrNull}},
