@@ -258,6 +258,19 @@ type answer struct {
 // decodes a 2xx answer into out. body nil means no body (a GET); the same
 // body bytes are sent, and signed, on every attempt.
 func (c *Client) call(ctx context.Context, method, path string, body []byte, idempotencyKey string, out any) (answer, error) {
+	return c.send(ctx, method, path, body, idempotencyKey, out, true)
+}
+
+// callOnce is call for a request that cannot be resent safely (a create
+// without an Idempotency-Key): only an answer that says nothing was done
+// (429) is retried.
+func (c *Client) callOnce(ctx context.Context, method, path string, body []byte, out any) (answer, error) {
+	return c.send(ctx, method, path, body, "", out, false)
+}
+
+// send is call; resendable says whether an attempt whose outcome is
+// unknown (a network error, a 5xx) may be sent again.
+func (c *Client) send(ctx context.Context, method, path string, body []byte, idempotencyKey string, out any, resendable bool) (answer, error) {
 	target := c.base.String() + path
 	resigned := false
 	at := c.now()
@@ -282,6 +295,9 @@ func (c *Client) call(ctx context.Context, method, path string, body []byte, ide
 			continue
 		}
 		wait, retry := c.retryable(err, attempt)
+		if apiErr, ok := AsAPIError(err); !resendable && (!ok || apiErr.StatusCode != http.StatusTooManyRequests) {
+			retry = false
+		}
 		if !retry {
 			return ans, err
 		}

@@ -1,6 +1,7 @@
 // Package client is the Go SDK of the payoutd API: wallets, balances, bank
-// lists, disbursement quotes and creates, and the verification of the
-// webhooks payoutd sends. It uses only the standard library.
+// lists, disbursement quotes, creates, reads and lists, QRIS payments
+// (create, read, list), and the verification of the webhooks payoutd sends.
+// It uses only the standard library.
 //
 // # Getting started
 //
@@ -61,6 +62,21 @@
 // an [*APIError] carrying the status, the service's message and the
 // request id (quote it when asking for support). Use errors.As, or the
 // helpers such as [IsInsufficientBalance] and [IsPayoutFailed].
+//
+// # Lists
+//
+// [Client.ListDisbursements] and [Client.ListPayments] return one page,
+// newest first, with the cursor of the next; [Client.Disbursements] and
+// [Client.Payments] follow the cursors for you in a range loop. Rows
+// created while you page never shift a page, so each row that existed when
+// you started is yielded exactly once.
+//
+// # Payments
+//
+// [Client.CreatePayment] creates a QRIS payment. It has no Idempotency-Key,
+// so the Client never resends it after an answer that may hide a stored
+// payment (a lost connection, a 5xx): it returns the error, and
+// [Client.ListPayments] filtered by the payer tells whether it was made.
 //
 // # Webhooks
 //

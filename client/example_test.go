@@ -235,3 +235,20 @@ func validSignature(header string, body []byte) bool {
 	mac.Write([]byte(t + "." + string(body)))
 	return hmac.Equal([]byte(v1), []byte(hex.EncodeToString(mac.Sum(nil))))
 }
+
+// Every failed payout of this month, however many pages they fill.
+func ExampleClient_Disbursements() {
+	c, err := client.New("https://api.payoutd.example", apiKey, signingSecret)
+	if err != nil {
+		log.Fatal(err)
+	}
+	month := time.Date(2026, time.November, 1, 0, 0, 0, 0, time.UTC)
+	params := client.DisbursementListParams{Status: client.StatusFailed,
+		ListParams: client.ListParams{Limit: 100, CreatedFrom: month}}
+	for d, err := range c.Disbursements(context.Background(), params) {
+		if err != nil {
+			log.Fatal(err) // the page that failed; the loop ends
+		}
+		fmt.Println(d.ID, d.NetAmount, *d.FailedReason)
+	}
+}

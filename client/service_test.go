@@ -35,6 +35,7 @@ import (
 	"github.com/payoutd/payoutd/payouts"
 	"github.com/payoutd/payoutd/tasks"
 	"github.com/payoutd/payoutd/vendors/sandbox"
+	"github.com/payoutd/payoutd/vendors/sandboxacquirer"
 	"github.com/payoutd/payoutd/webhooks"
 	"github.com/payoutd/payoutd/worker"
 )
@@ -98,7 +99,11 @@ func startService(t *testing.T) *liveService {
 		}
 	})
 
-	payoutSvc, paymentSvc := app.NewServices(app.Parts{Config: cfg, DB: db, Redis: rdb, Vendors: registry, Queue: queue})
+	acq, err := sandboxacquirer.New(sandboxacquirer.Options{Secret: "sdk-test-acquirer-secret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	payoutSvc, paymentSvc := app.NewServices(app.Parts{Config: cfg, DB: db, Redis: rdb, Vendors: registry, Queue: queue, Acquirer: acq})
 	srv, err := api.New(api.Deps{Config: cfg, DB: db, Redis: rdb, Sealer: sealer, Vendors: registry, Queue: queue,
 		Payouts: payoutSvc, Payments: paymentSvc})
 	if err != nil {
