@@ -10,10 +10,12 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"golang.org/x/sync/errgroup"
+	"gorm.io/gorm"
 
 	"github.com/payoutd/payoutd/admin"
 	"github.com/payoutd/payoutd/api"
@@ -54,8 +56,12 @@ func runDev(ctx context.Context, opts devOptions, stdout, stderr io.Writer, gete
 		return err
 	}
 	defer backends.close()
-	cfg.DatabaseURL = "sqlite://" + filepath.Join(backends.dataDir, "payoutd-dev.db")
+	cfg.DatabaseURL = "sqlite://" + filepath.Join(backends.dataDir, devDatabaseFile)
 	cfg.RedisURL = "redis://" + backends.redis.Addr()
+	state, err := backends.resume(&cfg, getenv, opts.rails)
+	if err != nil {
+		return err
+	}
 
 	// One App: one payout service, one payment service, one metrics
 	// registry (served at the api's /metrics) and one Redis pool for the
@@ -65,9 +71,17 @@ func runDev(ctx context.Context, opts devOptions, stdout, stderr io.Writer, gete
 		return err
 	}
 	defer a.Close()
-	demo, err := provisionDemo(ctx, admin.Deps{DB: a.DB, Sealer: a.Sealer, Env: cfg.Env, Vendors: a.Vendors, Payouts: a.Payouts}, opts.rails)
-	if err != nil {
-		return fmt.Errorf("create demo client: %w", err)
+	var demo *demoClient
+	if state.Demo != nil {
+		if demo, err = restoreDemo(ctx, a.DB, state.Demo, opts.rails); err != nil {
+			return fmt.Errorf("demo client of %s: %w", backends.dataDir, err)
+		}
+	} else {
+		demo, err = provisionDemo(ctx, admin.Deps{DB: a.DB, Sealer: a.Sealer, Env: cfg.Env, Vendors: a.Vendors, Payouts: a.Payouts}, opts.rails)
+		if err != nil {
+			return fmt.Errorf("create demo client: %w", err)
+		}
+		state.Demo = demo.record()
 	}
 	closeQueues, err := a.Metrics.CollectQueues(a.Queue)
 	if err != nil {
@@ -83,9 +97,17 @@ func runDev(ctx context.Context, opts devOptions, stdout, stderr io.Writer, gete
 		devStarted(a, apiDeps(a), workerDeps(a))
 	}
 
-	banner := devBanner{cfg: cfg, demo: demo, rails: opts.rails, sims: sims, dataDir: backends.dataDir}
+	banner := devBanner{cfg: cfg, demo: demo, rails: opts.rails, sims: sims, dataDir: backends.dataDir,
+		kept: !backends.temporary, resumed: state.resumed}
 	return serveDev(ctx, a, srv, cfg.HTTPAddr, backends.redis, sims, func(addr string) error {
 		banner.addr, banner.startup = addr, time.Since(start)
+		state.APIURL = "http://" + hostPort(addr)
+		if err := state.save(backends.dataDir); err != nil {
+			return fmt.Errorf("save %s: %w", devStateFile, err)
+		}
+		if err := notePointer(getenv, backends.dataDir); err != nil {
+			slog.Warn("payoutd admin --dev will need PAYOUTD_DEV_DIR", slog.Any("error", err))
+		}
 		return devReady(stdout, banner)
 	})
 }
@@ -172,6 +194,58 @@ func (b *devBackends) removeDataDir() {
 	}
 }
 
+// devDatabaseFile is dev mode's SQLite database in its data folder.
+const devDatabaseFile = "payoutd-dev.db"
+
+// resumableState is the dev state of this run: loaded from a kept data
+// folder (resumed) or new.
+type resumableState struct {
+	*devState
+	resumed bool
+}
+
+// resume reads a kept data folder's state and makes cfg open its data as
+// before: the same secrets key and operator password (the database's
+// sealed secrets open only under that key). A first run, or a temporary
+// folder, gets a new state of cfg's. A kept folder with a database but no
+// state, a SECRETS_KEY of the caller's that differs from the folder's, or
+// other --vendors than the folder's are refused with the reason, at start,
+// rather than failing on every request later.
+func (b *devBackends) resume(cfg *config.Config, getenv func(string) string, rails []devRail) (*resumableState, error) {
+	fresh := &resumableState{devState: &devState{SecretsKey: hex.EncodeToString(cfg.SecretsKey), AdminUser: cfg.AdminUser,
+		AdminPassword: cfg.AdminPassword, DatabaseURL: cfg.DatabaseURL, RedisURL: cfg.RedisURL, Rails: railNames(rails)}}
+	if b.temporary {
+		return fresh, nil
+	}
+	state, err := loadDevState(b.dataDir)
+	if err != nil {
+		return nil, err
+	}
+	if state == nil {
+		if _, err := os.Stat(filepath.Join(b.dataDir, devDatabaseFile)); err == nil {
+			return nil, fmt.Errorf("DEV_DATA_DIR %s holds a database but no %s (made by an earlier payoutd dev): its secrets cannot be opened; remove %s or use an empty folder",
+				b.dataDir, devStateFile, devDatabaseFile)
+		}
+		return fresh, nil
+	}
+	key, err := state.secretsKey()
+	if err != nil {
+		return nil, err
+	}
+	if env := getenv("SECRETS_KEY"); env != "" && !strings.EqualFold(env, state.SecretsKey) {
+		return nil, fmt.Errorf("SECRETS_KEY differs from the key the data in DEV_DATA_DIR %s is sealed with: unset it, or use another folder", b.dataDir)
+	}
+	if got, want := strings.Join(railNames(rails), ","), strings.Join(state.Rails, ","); got != want {
+		return nil, fmt.Errorf("DEV_DATA_DIR %s was made with --vendors=%s: start it with the same, or use another folder", b.dataDir, want)
+	}
+	cfg.SecretsKey = key
+	if getenv("ADMIN_PASSWORD") == "" {
+		cfg.AdminUser, cfg.AdminPassword = state.AdminUser, state.AdminPassword
+	}
+	state.DatabaseURL, state.RedisURL = cfg.DatabaseURL, cfg.RedisURL
+	return &resumableState{devState: state, resumed: state.Demo != nil}, nil
+}
+
 // serveDev runs the worker, the api server (on httpAddr) and the
 // simulators, and keeps miniredis's clock moving, until ctx ends or one of
 // them fails; ready is called with the address the api listens on once it
@@ -232,6 +306,41 @@ type demoWallet struct {
 	spec    demoWalletSpec
 	id      string
 	balance string
+}
+
+// record is the demo client as dev's state keeps it.
+func (d *demoClient) record() *devDemoRecord {
+	r := &devDemoRecord{Credentials: *d.creds}
+	for _, w := range d.wallets {
+		r.WalletIDs = append(r.WalletIDs, w.id)
+	}
+	return r
+}
+
+// restoreDemo is the demo client of a kept data folder, its wallets with
+// their balances as stored now.
+func restoreDemo(ctx context.Context, db *gorm.DB, r *devDemoRecord, rails []devRail) (*demoClient, error) {
+	creds := r.Credentials
+	demo := &demoClient{creds: &creds}
+	i := 0
+	for _, rail := range rails {
+		for _, spec := range rail.wallets {
+			if i >= len(r.WalletIDs) {
+				return nil, fmt.Errorf("%s lists %d wallets, the rails have more", devStateFile, len(r.WalletIDs))
+			}
+			id, err := parseUUID(r.WalletIDs[i])
+			if err != nil {
+				return nil, err
+			}
+			w, err := models.NewStore(db).FindWallet(ctx, id)
+			if err != nil {
+				return nil, fmt.Errorf("wallet %s: %w", id, err)
+			}
+			demo.wallets = append(demo.wallets, demoWallet{spec: spec, id: r.WalletIDs[i], balance: w.Balance.Fixed4()})
+			i++
+		}
+	}
+	return demo, nil
 }
 
 // provisionDemo creates the demo merchant with a funded wallet for each

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -17,7 +18,10 @@ type devBanner struct {
 	rails   []devRail
 	sims    []simulatedRail
 	dataDir string
-	startup time.Duration
+	// kept: the data folder is DEV_DATA_DIR's, kept after dev stops;
+	// resumed: this run reopened it.
+	kept, resumed bool
+	startup       time.Duration
 }
 
 // printDevBanner tells a new user everything needed to make a first call:
@@ -31,7 +35,7 @@ func printDevBanner(w io.Writer, b devBanner) {
 	secret := *b.demo.creds.SigningSecret
 	fmt.Fprintf(w, `
 payoutd dev — DEVELOPMENT MODE: embedded Redis and SQLite, %s, staging rules.
-Nothing here moves real money. Data lives in %s and is gone when it stops.
+Nothing here moves real money. %s
 Ready in %s at %s
 
 Demo client
@@ -39,7 +43,7 @@ Demo client
   api_key          %s
   signing_secret   %s
   callback_secret  %s
-`, railPhrases(b.rails), b.dataDir, b.startup.Round(time.Millisecond), base,
+`, railPhrases(b.rails), dataPhrase(b), b.startup.Round(time.Millisecond), base,
 		b.demo.creds.ClientID, b.demo.creds.APIKey, secret, b.demo.creds.CallbackSecret)
 	printDemoWallets(w, b.demo.wallets)
 	if len(b.sims) > 0 {
@@ -50,6 +54,7 @@ Demo client
 	}
 	fmt.Fprintf(w, `
 Queue dashboard    %s/ops/queues   (user %s, password %s)
+Admin CLI          payoutd admin --dev <command>   (this dev's database, Redis and key, from %s)
 
 A signed request, valid for 5 minutes:
 
@@ -62,7 +67,7 @@ Signed afresh at any time (bash + openssl):
   KEY=%s SECRET=%s
   T=$(date +%%s%%3N); SIG=$(printf '%%s.' "$T" | openssl dgst -sha256 -hmac "$SECRET" | sed 's/^.*= //')
   curl -s %s%s -H "x-api-key: $KEY" -H "x-signature: t=$T,v1=$SIG"
-`, base, b.cfg.AdminUser, b.cfg.AdminPassword,
+`, base, b.cfg.AdminUser, b.cfg.AdminPassword, filepath.Join(b.dataDir, devStateFile),
 		base, path, b.demo.creds.APIKey, signature.Sign(secret, nil, time.Now()),
 		b.demo.creds.APIKey, secret, base, path)
 	for _, dw := range b.demo.wallets {
@@ -119,4 +124,15 @@ func railPhrases(rails []devRail) string {
 		return strings.Join(phrases, "")
 	}
 	return strings.Join(phrases[:len(phrases)-1], ", ") + " and " + phrases[len(phrases)-1]
+}
+
+// dataPhrase says where the data is and whether it outlives this run.
+func dataPhrase(b devBanner) string {
+	switch {
+	case b.resumed:
+		return "Data lives in " + b.dataDir + " (DEV_DATA_DIR), resumed: same demo client, keys and balances."
+	case b.kept:
+		return "Data lives in " + b.dataDir + " (DEV_DATA_DIR) and is kept: a restart resumes it."
+	}
+	return "Data lives in " + b.dataDir + " and is gone when it stops (set DEV_DATA_DIR to keep it)."
 }

@@ -43,7 +43,8 @@ commands:
                --vendors=sandbox,simulated-xendit,simulated-snap adds
                Xendit and SNAP BI (BCA) simulators
                ("payoutd dev --help")
-  admin ...    operator commands; "payoutd admin help" lists them
+  admin ...    operator commands; "payoutd admin help" lists them;
+               "payoutd admin --dev ..." runs them on the running payoutd dev
   healthcheck  exit 0 when the local API answers /readyz (for containers)
   vendorsim    run the sandbox payout vendors over HTTP (for the HTTP adapter and its callbacks);
                --provider xendit runs a Xendit Payouts v2 simulator instead,
@@ -273,6 +274,15 @@ func announceClientChange(rdb *redis.Client, stderr io.Writer) func(context.Cont
 }
 
 func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	if len(args) > 0 && args[0] == "--dev" {
+		// The running payoutd dev's database, Redis and secrets key.
+		devEnv, err := devAdminEnv(getenv)
+		if err != nil {
+			admin.WriteError(stderr, err.Error())
+			return 1
+		}
+		getenv, args = devEnv, args[1:]
+	}
 	if text, ok := admin.Help(args); ok {
 		fmt.Fprint(stdout, text)
 		return 0
