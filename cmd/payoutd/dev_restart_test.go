@@ -21,7 +21,9 @@ func runDevUntil(t *testing.T, env map[string]string) (banner string, stop func(
 	ctx, cancel := context.WithCancel(context.Background())
 	var stdout syncBuffer
 	done := make(chan int, 1)
-	go func() { done <- run(ctx, []string{"dev"}, &stdout, io.Discard, func(k string) string { return env[k] }) }()
+	go func() {
+		done <- run(ctx, []string{"dev"}, &stdout, io.Discard, func(k string) string { return env[k] })
+	}()
 	stopped := false
 	stop = func() {
 		if stopped {
