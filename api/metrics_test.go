@@ -23,14 +23,14 @@ func TestRequestsCountedByRoutePattern(t *testing.T) {
 	b.do(request{path: "/no/such/route"}).expect(t, http.StatusNotFound, "")
 
 	if n := metricstest.Value(t, b.metrics, "payoutd_http_requests_total",
-		"method", "GET", "route", "/api/v3/wallets/:wallet_id/balance", "status", "404"); n != 2 {
+		"method", "GET", "route", "/api/v3/wallets/:wallet_id/balance", "code", "404"); n != 2 {
 		t.Errorf("balance requests counted %v times under the route pattern, want 2", n)
 	}
 	if n := metricstest.Value(t, b.metrics, "payoutd_http_request_duration_seconds",
 		"method", "GET", "route", "/api/v3/wallets/:wallet_id/balance"); n != 2 {
 		t.Errorf("balance requests timed %v times, want 2", n)
 	}
-	if n := metricstest.Value(t, b.metrics, "payoutd_http_requests_total", "method", "GET", "route", "unmatched", "status", "404"); n != 1 {
+	if n := metricstest.Value(t, b.metrics, "payoutd_http_requests_total", "method", "GET", "route", "unmatched", "code", "404"); n != 1 {
 		t.Errorf("unmatched request counted %v times, want 1", n)
 	}
 	// Two wallets and one unknown path: two series, no raw path among them.
@@ -58,7 +58,7 @@ func TestMetricsEndpointNeedsOperatorCredentials(t *testing.T) {
 	if ct := resp.header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain; version=0.0.4") {
 		t.Errorf("Content-Type %q, want text/plain; version=0.0.4", ct)
 	}
-	for _, want := range []string{`payoutd_http_requests_total{method="GET",route="/healthz",status="200"} 1`, "go_goroutines", "process_"} {
+	for _, want := range []string{`payoutd_http_requests_total{code="200",method="GET",route="/healthz"} 1`, "go_goroutines", "process_"} {
 		if !strings.Contains(string(resp.body), want) {
 			t.Errorf("/metrics does not show %q", want)
 		}

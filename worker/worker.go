@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
+	"github.com/payoutd/payoutd/internal/metrics"
 	"github.com/payoutd/payoutd/ledger"
 	"github.com/payoutd/payoutd/payments"
 	"github.com/payoutd/payoutd/payouts"
@@ -31,6 +32,8 @@ type Deps struct {
 	Webhooks *webhooks.Deliverer
 	// Payments expires and settles payments.
 	Payments *payments.Service
+	// Metrics counts and times every task run (nil: not counted).
+	Metrics *metrics.Metrics
 	// QueuePrefix names the queues to serve (tasks.QueuePriorities); empty
 	// in production, unique per test when tests share a Redis.
 	QueuePrefix string
@@ -77,7 +80,22 @@ func Mux(d Deps) *asynq.ServeMux {
 		}
 		return err
 	})
+	if d.Metrics != nil {
+		mux.Use(countTasks(d.Metrics))
+	}
 	return mux
+}
+
+// countTasks records each task's type, outcome and duration.
+func countTasks(m *metrics.Metrics) asynq.MiddlewareFunc {
+	return func(next asynq.Handler) asynq.Handler {
+		return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
+			start := time.Now()
+			err := next.ProcessTask(ctx, t)
+			m.TaskDone(t.Type(), err, time.Since(start))
+			return err
+		})
+	}
 }
 
 // reconcile logs the outcome of a reconciliation; a failed invariant is an

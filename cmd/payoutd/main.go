@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -28,7 +29,6 @@ import (
 	"github.com/payoutd/payoutd/internal/config"
 	"github.com/payoutd/payoutd/internal/database"
 	"github.com/payoutd/payoutd/internal/logging"
-	"github.com/payoutd/payoutd/internal/metrics"
 	"github.com/payoutd/payoutd/worker"
 )
 
@@ -45,7 +45,7 @@ commands:
                ("payoutd dev --help")
   admin ...    operator commands; "payoutd admin help" lists them;
                "payoutd admin --dev ..." runs them on the running payoutd dev
-  healthcheck  exit 0 when the local API answers /readyz (for containers)
+  healthcheck  exit 0 when the local API (--worker: the worker) answers /readyz (for containers)
   vendorsim    run the sandbox payout vendors over HTTP (for the HTTP adapter and its callbacks);
                --provider xendit runs a Xendit Payouts v2 simulator instead,
                --provider snap --bank B a SNAP BI bank
@@ -66,7 +66,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		fmt.Fprint(stdout, usage)
 		return 0
 	}
-	if usage, ok := commandUsage[args[0]]; ok {
+	worker := args[0] == "healthcheck" && len(args) == 2 && args[1] == "--worker"
+	if usage, ok := commandUsage[args[0]]; ok && !worker {
 		// These take no arguments: --help prints their usage, anything
 		// else is a mistake in the command line.
 		switch {
@@ -91,7 +92,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	case "admin":
 		return runAdmin(ctx, args[1:], stdout, stderr, getenv)
 	case "healthcheck":
-		err = runHealthcheck(getenv)
+		err = runHealthcheck(getenv, worker)
 	case "vendorsim":
 		err = runVendorSim(ctx, args[1:], stdout, stderr, getenv)
 	default:
@@ -139,10 +140,11 @@ SECRETS_KEY; see README.md, Configuration.
 
 Applies the pending database migrations of DATABASE_URL and exits.
 `,
-	"healthcheck": `usage: payoutd healthcheck
+	"healthcheck": `usage: payoutd healthcheck [--worker]
 
 Exits 0 when the API on this machine (the port of HTTP_ADDR) answers
 /readyz with 200, 1 otherwise: a container health check without a shell.
+--worker asks the worker instead, on the port of METRICS_ADDR.
 `,
 }
 
@@ -199,7 +201,7 @@ func apiDeps(a *app.App) api.Deps {
 
 // workerDeps hands the worker what the composition root built.
 func workerDeps(a *app.App) worker.Deps {
-	return worker.Deps{DB: a.DB, Redis: a.Queue, Payouts: a.Payouts, Webhooks: a.Webhooks, Payments: a.Payments}
+	return worker.Deps{DB: a.DB, Redis: a.Queue, Payouts: a.Payouts, Webhooks: a.Webhooks, Payments: a.Payments, Metrics: a.Metrics}
 }
 
 func runWorker(ctx context.Context, stderr io.Writer, getenv func(string) string) error {
@@ -218,18 +220,50 @@ func runWorker(ctx context.Context, stderr io.Writer, getenv func(string) string
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return worker.Run(gctx, deps) })
-	g.Go(func() error { return serveMetrics(gctx, cfg, a.Redis, a.Metrics) })
+	g.Go(func() error { return serveMetrics(gctx, cfg, a) })
 	return g.Wait()
 }
 
 // serveMetrics serves the worker's /metrics on METRICS_ADDR behind the
-// operators' basic auth until ctx ends, then shuts down gracefully.
-func serveMetrics(ctx context.Context, cfg config.Config, rdb *redis.Client, m *metrics.Metrics) error {
+// operators' basic auth, and its /healthz (the process answers) and /readyz
+// (PostgreSQL and Redis answer) to anyone, as the API does, until ctx
+// ends, then shuts down gracefully.
+func serveMetrics(ctx context.Context, cfg config.Config, a *app.App) error {
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", api.AdminOnly(cfg, rdb, m.Handler()))
+	mux.Handle("GET /metrics", api.AdminOnly(cfg, a.Redis, a.Metrics.Handler()))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"status":"ok"}`))
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if err := workerReady(r.Context(), a); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			json.NewEncoder(w).Encode(map[string]string{"error": "not ready: " + err.Error()})
+			return
+		}
+		w.Write([]byte(`{"status":"ready"}`))
+	})
 	return api.ListenAndServe(ctx, cfg.MetricsAddr, mux, func(addr string) {
 		slog.Info("worker metrics listening", slog.String("addr", addr))
 	})
+}
+
+// workerReady reports whether the worker's PostgreSQL and Redis answer.
+func workerReady(ctx context.Context, a *app.App) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	sqlDB, err := a.DB.DB()
+	if err == nil {
+		err = sqlDB.PingContext(ctx)
+	}
+	if err != nil {
+		return errors.New("database unreachable")
+	}
+	if err := a.Redis.Ping(ctx).Err(); err != nil {
+		return errors.New("redis unreachable")
+	}
+	return nil
 }
 
 func runMigrate(ctx context.Context, stdout, stderr io.Writer, getenv func(string) string) error {
@@ -315,11 +349,18 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 
 // runHealthcheck asks the local API for /readyz; containers without a
 // shell use it as their health check.
-func runHealthcheck(getenv func(string) string) error {
+func runHealthcheck(getenv func(string) string, worker bool) error {
 	cfg, _ := config.Load(getenv, config.Defaults())
-	_, port, err := net.SplitHostPort(cfg.HTTPAddr)
+	name, addr := "HTTP_ADDR", cfg.HTTPAddr
+	if worker {
+		name, addr = "METRICS_ADDR", cfg.MetricsAddr
+		if addr == "" {
+			return errors.New("--worker: METRICS_ADDR is not set, so the worker serves no /readyz")
+		}
+	}
+	_, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("HTTP_ADDR: %w", err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	client := &http.Client{Timeout: 3 * time.Second}
 	resp, err := client.Get("http://127.0.0.1:" + port + "/readyz")

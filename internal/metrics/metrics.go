@@ -44,6 +44,8 @@ type Metrics struct {
 	webhookDuration         prometheus.Histogram
 	vendorCalls             *prometheus.CounterVec
 	disbursementLateResults *prometheus.CounterVec
+	tasksProcessed          *prometheus.CounterVec
+	taskDuration            *prometheus.HistogramVec
 }
 
 // New returns the metrics registered in a new registry, with the Go
@@ -53,8 +55,8 @@ func New() *Metrics {
 		registry: prometheus.NewRegistry(),
 		httpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "payoutd_http_requests_total",
-			Help: "HTTP requests served, by method, route pattern (\"unmatched\" when none matched) and status.",
-		}, []string{"method", "route", "status"}),
+			Help: "HTTP requests served, by method, route pattern (\"unmatched\" when none matched) and status code.",
+		}, []string{"method", "route", "code"}),
 		httpDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "payoutd_http_request_duration_seconds",
 			Help:    "Time to serve an HTTP request, by method and route pattern.",
@@ -85,12 +87,22 @@ func New() *Metrics {
 			Name: "payoutd_disbursement_late_results_total",
 			Help: "Vendor results that contradicted a disbursement's final status (recorded, not applied), by vendor, stored status and reported status; every sighting counts.",
 		}, []string{"vendor", "stored", "reported"}),
+		tasksProcessed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "payoutd_tasks_processed_total",
+			Help: "Queued tasks a worker ran, by task type and outcome (ok, error: asynq retries or archives it).",
+		}, []string{"type", "outcome"}),
+		taskDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "payoutd_task_duration_seconds",
+			Help:    "Time a worker took to run a queued task, by task type.",
+			Buckets: durationBuckets,
+		}, []string{"type"}),
 	}
 	m.registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.httpRequests, m.httpDuration, m.disbursementTransitions, m.paymentTransitions,
 		m.webhookAttempts, m.webhookDuration, m.vendorCalls, m.disbursementLateResults,
+		m.tasksProcessed, m.taskDuration,
 	)
 	return m
 }
@@ -185,4 +197,18 @@ func (m *Metrics) WebhookAttempt(event, outcome string, took time.Duration) {
 	if outcome != webhooks.OutcomeBlocked {
 		m.webhookDuration.Observe(took.Seconds())
 	}
+}
+
+// TaskDone records a queued task a worker ran: its type, whether its
+// handler succeeded, and how long it took.
+func (m *Metrics) TaskDone(taskType string, err error, took time.Duration) {
+	if m == nil {
+		return
+	}
+	outcome := "ok"
+	if err != nil {
+		outcome = "error"
+	}
+	m.tasksProcessed.WithLabelValues(taskType, outcome).Inc()
+	m.taskDuration.WithLabelValues(taskType).Observe(took.Seconds())
 }
