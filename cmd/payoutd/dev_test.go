@@ -88,7 +88,7 @@ func TestDevModeAnswersTheSignedRequestItPrints(t *testing.T) {
 	}
 
 	// The banner's own shell commands, pasted as printed.
-	for _, marker := range []string{"A signed request, valid for 5 minutes:", "Signed afresh at any time (bash + openssl):"} {
+	for _, marker := range []string{"A signed request, valid for 5 minutes:", "Signed afresh at any time (bash + openssl; the export line sets what README.md's walk-through uses):"} {
 		script := shellBlock(t, banner, marker)
 		for _, tool := range []string{"bash", "curl", "openssl"} {
 			if _, err := exec.LookPath(tool); err != nil {

@@ -62,14 +62,14 @@ A signed request, valid for 5 minutes:
     -H 'x-api-key: %s' \
     -H 'x-signature: %s'
 
-Signed afresh at any time (bash + openssl):
+Signed afresh at any time (bash + openssl; the export line sets what README.md's walk-through uses):
 
-  KEY=%s SECRET=%s
+  export BASE=%s KEY=%s SECRET=%s WALLET=%s
   T=$(date +%%s%%3N); SIG=$(printf '%%s.' "$T" | openssl dgst -sha256 -hmac "$SECRET" | sed 's/^.*= //')
-  curl -s %s%s -H "x-api-key: $KEY" -H "x-signature: t=$T,v1=$SIG"
+  curl -s $BASE/api/v3/wallets/$WALLET/balance -H "x-api-key: $KEY" -H "x-signature: t=$T,v1=$SIG"
 `, base, b.cfg.AdminUser, b.cfg.AdminPassword, filepath.Join(b.dataDir, devStateFile),
 		base, path, b.demo.creds.APIKey, signature.Sign(secret, nil, time.Now()),
-		b.demo.creds.APIKey, secret, base, path)
+		base, b.demo.creds.APIKey, secret, def.id)
 	for _, dw := range b.demo.wallets {
 		if dw.spec.payoutRecipe != "" {
 			printPayoutRecipe(w, base, dw)
