@@ -8,12 +8,14 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
 	"gorm.io/gorm"
 
@@ -71,13 +73,14 @@ func runDev(ctx context.Context, opts devOptions, stdout, stderr io.Writer, gete
 		return err
 	}
 	defer a.Close()
+	ops := admin.Deps{DB: a.DB, Sealer: a.Sealer, Env: cfg.Env, Vendors: a.Vendors, Payouts: a.Payouts}
 	var demo *demoClient
 	if state.Demo != nil {
 		if demo, err = restoreDemo(ctx, a.DB, state.Demo, opts.rails); err != nil {
 			return fmt.Errorf("demo client of %s: %w", backends.dataDir, err)
 		}
 	} else {
-		demo, err = provisionDemo(ctx, admin.Deps{DB: a.DB, Sealer: a.Sealer, Env: cfg.Env, Vendors: a.Vendors, Payouts: a.Payouts}, opts.rails)
+		demo, err = provisionDemo(ctx, ops, opts.rails)
 		if err != nil {
 			return fmt.Errorf("create demo client: %w", err)
 		}
@@ -97,11 +100,18 @@ func runDev(ctx context.Context, opts devOptions, stdout, stderr io.Writer, gete
 		devStarted(a, apiDeps(a), workerDeps(a))
 	}
 
+	inbox := newDevInbox(demo.creds.CallbackSecret, cfg.WebhookTimeout)
 	banner := devBanner{cfg: cfg, demo: demo, rails: opts.rails, sims: sims, dataDir: backends.dataDir,
 		kept: !backends.temporary, resumed: state.resumed}
-	return serveDev(ctx, a, srv, cfg.HTTPAddr, backends.redis, sims, func(addr string) error {
+	return serveDev(ctx, a, inbox.handler(srv.Handler()), cfg.HTTPAddr, backends.redis, sims, func(addr string) error {
 		banner.addr, banner.startup = addr, time.Since(start)
 		state.APIURL = "http://" + hostPort(addr)
+		// The demo's webhooks go to the inbox on the address dev listens on
+		// now (a restart may listen elsewhere).
+		if _, err := admin.UpdateClient(ctx, ops, uuid.MustParse(demo.creds.ClientID), map[string]string{
+			"payout-webhook-url": state.APIURL + devInboxPath + "/payouts", "payment-webhook-url": state.APIURL + devInboxPath + "/payments"}); err != nil {
+			return fmt.Errorf("point the demo's webhooks at the inbox: %w", err)
+		}
 		if err := state.save(backends.dataDir); err != nil {
 			return fmt.Errorf("save %s: %w", devStateFile, err)
 		}
@@ -138,6 +148,9 @@ func devConfig(getenv func(string) string) (config.Config, error) {
 	// Collected money settles 30 s after it is paid instead of on the next
 	// business day, so a dev session can pay it out again.
 	base.SettlementDelay = 30 * time.Second
+	// Webhook retries a user can watch in the inbox: the first after 5 s,
+	// an attempt given up after 5 s.
+	base.WebhookRetryBase, base.WebhookTimeout = 5*time.Second, 5*time.Second
 	cfg, err := config.Load(getenv, base)
 	if err == nil {
 		err = cfg.Check(config.Needs{Operators: true}) // an ADMIN_PASSWORD of the caller's must be long enough too
@@ -250,7 +263,7 @@ func (b *devBackends) resume(cfg *config.Config, getenv func(string) string, rai
 // simulators, and keeps miniredis's clock moving, until ctx ends or one of
 // them fails; ready is called with the address the api listens on once it
 // does, and its error stops dev mode.
-func serveDev(ctx context.Context, a *app.App, srv *api.Server, httpAddr string, mr *miniredis.Miniredis,
+func serveDev(ctx context.Context, a *app.App, handler http.Handler, httpAddr string, mr *miniredis.Miniredis,
 	sims []simulatedRail, ready func(addr string) error) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return advanceRedisClock(gctx, mr) })
@@ -260,7 +273,7 @@ func serveDev(ctx context.Context, a *app.App, srv *api.Server, httpAddr string,
 	}
 	readyErr := make(chan error, 1)
 	g.Go(func() error {
-		return api.ListenAndServe(gctx, httpAddr, srv.Handler(), func(addr string) { readyErr <- ready(addr) })
+		return api.ListenAndServe(gctx, httpAddr, handler, func(addr string) { readyErr <- ready(addr) })
 	})
 	g.Go(func() error {
 		select {

@@ -55,6 +55,7 @@ Demo client
 	fmt.Fprintf(w, `
 Queue dashboard    %s/ops/queues   (user %s, password %s)
 Admin CLI          payoutd admin --dev <command>   (this dev's database, Redis and key, from %s)
+Webhook inbox      %s/dev/inbox   (the demo's webhooks, their signatures checked; make it answer 500 or time out there)
 
 A signed request, valid for 5 minutes:
 
@@ -67,7 +68,7 @@ Signed afresh at any time (bash + openssl; the export line sets what README.md's
   export BASE=%s KEY=%s SECRET=%s WALLET=%s
   T=$(date +%%s%%3N); SIG=$(printf '%%s.' "$T" | openssl dgst -sha256 -hmac "$SECRET" | sed 's/^.*= //')
   curl -s $BASE/api/v3/wallets/$WALLET/balance -H "x-api-key: $KEY" -H "x-signature: t=$T,v1=$SIG"
-`, base, b.cfg.AdminUser, b.cfg.AdminPassword, filepath.Join(b.dataDir, devStateFile),
+`, base, b.cfg.AdminUser, b.cfg.AdminPassword, filepath.Join(b.dataDir, devStateFile), base,
 		base, path, b.demo.creds.APIKey, signature.Sign(secret, nil, time.Now()),
 		base, b.demo.creds.APIKey, secret, def.id)
 	for _, dw := range b.demo.wallets {
