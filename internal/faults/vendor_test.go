@@ -80,7 +80,7 @@ const (
 )
 
 // vendorFront is the fault front. It counts the requests that reach it
-// and the most under way at once.
+// and, while it slows them, the most it holds at once.
 type vendorFront struct {
 	sim     http.Handler
 	closing chan struct{}
@@ -122,29 +122,29 @@ func (f *vendorFront) set(mode frontMode, latency time.Duration) {
 	f.mu.Unlock()
 }
 
-// resetMax starts counting the most requests under way afresh.
-func (f *vendorFront) resetMax() { f.maxInFlight.Store(f.inFlight.Load()) }
-
 func (f *vendorFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.requests.Add(1)
-	n := f.inFlight.Add(1)
-	defer f.inFlight.Add(-1)
-	for {
-		m := f.maxInFlight.Load()
-		if n <= m || f.maxInFlight.CompareAndSwap(m, n) {
-			break
-		}
-	}
 	f.mu.Lock()
 	mode, latency := f.mode, f.latency
 	f.mu.Unlock()
 	switch mode {
 	case frontSlow:
+		// Counted while held only: a request is surely unanswered then,
+		// so its caller surely holds one of its process's slots.
+		n := f.inFlight.Add(1)
+		for {
+			m := f.maxInFlight.Load()
+			if n <= m || f.maxInFlight.CompareAndSwap(m, n) {
+				break
+			}
+		}
 		select {
 		case <-time.After(latency):
 		case <-r.Context().Done():
-			return
 		case <-f.closing:
+		}
+		f.inFlight.Add(-1)
+		if r.Context().Err() != nil {
 			return
 		}
 	case front5xx:
@@ -240,7 +240,6 @@ func TestVendorLatencySpike(t *testing.T) {
 	defer stop()
 	d := c.drive(ctx, 16, 30*time.Second)
 	time.Sleep(3 * time.Second)
-	front.resetMax()
 	front.set(frontSlow, 1500*time.Millisecond)
 	d.markFault()
 	time.Sleep(8 * time.Second)
