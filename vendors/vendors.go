@@ -98,6 +98,8 @@ var (
 	ErrAccountNotResolved = errors.New("bank account verification failed")
 	// ErrUnavailable: the vendor could not be reached or answered 5xx; the
 	// outcome of a submit is unknown and must be asked for, not retried blindly.
+	// (A call refused before it left, ErrNotSent, is also ErrUnavailable but
+	// has no outcome to ask for: callers that care test ErrNotSent first.)
 	ErrUnavailable = errors.New("payout gateway unavailable")
 	// ErrRejected: the vendor refused the payout; no money moved.
 	ErrRejected = errors.New("vendor rejected the payout")
