@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -101,11 +102,16 @@ func statusOf(err error) (int, string, bool) {
 }
 
 // fail answers err as {"error": "..."} and stops the handler chain. A
-// rate limit's answer also says in Retry-After when to try again.
+// rate limit's answer, and a 503 of a vendor held back by its circuit
+// breaker, also say in Retry-After when to try again.
 func fail(c *gin.Context, err error) {
 	var limited *rateLimitedError
-	if errors.As(err, &limited) {
+	var later interface{ RetryAfter() time.Duration }
+	switch {
+	case errors.As(err, &limited):
 		c.Header("Retry-After", retryAfterSeconds(limited.retryAfter))
+	case errors.As(err, &later):
+		c.Header("Retry-After", retryAfterSeconds(later.RetryAfter()))
 	}
 	status, msg, known := statusOf(err)
 	if !known {

@@ -109,3 +109,24 @@ func (s *Service) deferPoll(ctx context.Context, d *models.Disbursement, refusal
 	slot := strconv.Itoa(d.Checks) + "-held-" + strconv.FormatInt(now.UnixMilli(), 10)
 	return s.queue.EnqueuePoll(ctx, d.ID, slot, delay)
 }
+
+// gatewayHeldBack is models.ErrGatewayUnavailable (its text, its status)
+// for a quote or create whose vendor call was refused before it left: it
+// also says when the vendor's breaker may let a call through again, which
+// the API sends as Retry-After.
+type gatewayHeldBack struct{ retryAfter time.Duration }
+
+func (e gatewayHeldBack) Error() string             { return models.ErrGatewayUnavailable.Error() }
+func (e gatewayHeldBack) Unwrap() error             { return models.ErrGatewayUnavailable }
+func (e gatewayHeldBack) RetryAfter() time.Duration { return e.retryAfter }
+
+// gatewayUnavailable is the client's answer to a vendor call that failed:
+// ErrGatewayUnavailable, with a retry delay when the call was refused
+// before it left.
+func gatewayUnavailable(err error) error {
+	var refused *vendors.RefusedError
+	if errors.As(err, &refused) {
+		return gatewayHeldBack{retryAfter: refused.RetryDelay()}
+	}
+	return models.ErrGatewayUnavailable
+}

@@ -250,7 +250,7 @@ func (s *Service) Banks(ctx context.Context, vendor vendors.Vendor) ([]vendors.B
 	banks, err := vendor.Banks(ctx)
 	if err != nil {
 		logVendorFailure(ctx, "vendor bank list unavailable", vendor.Name(), err)
-		return nil, models.ErrGatewayUnavailable
+		return nil, gatewayUnavailable(err)
 	}
 	return banks, nil
 }
@@ -281,7 +281,7 @@ func inquiryError(ctx context.Context, vendor string, err error) error {
 		return models.ErrUnsupportedBank
 	default:
 		logVendorFailure(ctx, "account inquiry failed", vendor, err)
-		return models.ErrGatewayUnavailable
+		return gatewayUnavailable(err)
 	}
 }
 

@@ -113,6 +113,7 @@ func TestVendorDownCreatesAnswer503AndSubmitsResume(t *testing.T) {
 	apiHTTP := httptest.NewServer(srv.Handler())
 	t.Cleanup(apiHTTP.Close)
 
+	var retryAfter string // the last answer's Retry-After
 	create := func(key string) (int, time.Duration) {
 		body, _ := json.Marshal(map[string]string{"client_wallet_id": wallet.String(), "amount": "20000",
 			"bank_code": "bca", "account_no": "1234567890", "transfer_type": "BIFAST", "reference_id": key})
@@ -128,6 +129,7 @@ func TestVendorDownCreatesAnswer503AndSubmitsResume(t *testing.T) {
 			return 0, 0
 		}
 		defer resp.Body.Close()
+		retryAfter = resp.Header.Get("Retry-After")
 		var e struct {
 			Error string `json:"error"`
 		}
@@ -165,6 +167,9 @@ func TestVendorDownCreatesAnswer503AndSubmitsResume(t *testing.T) {
 		code, took := create(fmt.Sprint("open-", i))
 		if code != http.StatusServiceUnavailable || took >= vendorTimeout {
 			t.Fatalf("create while the breaker is open: %d in %s; want 503 well within the vendor's %s timeout", code, took, vendorTimeout)
+		}
+		if retryAfter == "" {
+			t.Fatal("a create refused by the open breaker has no Retry-After")
 		}
 	}
 	opsReq, _ := http.NewRequest(http.MethodGet, apiHTTP.URL+"/ops/vendors", nil)
