@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -104,8 +105,8 @@ func statusOf(err error) (int, string, bool) {
 }
 
 // fail answers err as {"error": "..."} and stops the handler chain. A
-// rate limit's or a busy server's answer also says in Retry-After when to
-// try again.
+// rate limit's answer, a busy server's, and a 503 of a vendor held back by
+// its circuit breaker, also say in Retry-After when to try again.
 func fail(c *gin.Context, err error) {
 	if errors.Is(err, context.DeadlineExceeded) && errors.Is(c.Request.Context().Err(), context.DeadlineExceeded) {
 		// The request's own deadline (requestDeadline), not a vendor's or
@@ -113,11 +114,14 @@ func fail(c *gin.Context, err error) {
 		err = models.ErrRequestTimeout
 	}
 	var limited *rateLimitedError
+	var later interface{ RetryAfter() time.Duration }
 	switch {
 	case errors.As(err, &limited):
 		c.Header("Retry-After", retryAfterSeconds(limited.retryAfter))
 	case errors.Is(err, models.ErrServerBusy):
 		c.Header("Retry-After", "1")
+	case errors.As(err, &later):
+		c.Header("Retry-After", retryAfterSeconds(later.RetryAfter()))
 	}
 	status, msg, known := statusOf(err)
 	if !known {

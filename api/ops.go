@@ -120,6 +120,14 @@ func (b *bufferedResponse) Header() http.Header         { return b.header }
 func (b *bufferedResponse) Write(p []byte) (int, error) { return b.body.Write(p) }
 func (b *bufferedResponse) WriteHeader(status int)      { b.status = status }
 
+// handleOpsVendors lists each payout vendor's circuit breaker and
+// concurrency bound as this process sees them (state is per process: each
+// api and worker has its own; a worker's show in its /metrics as
+// payoutd_vendor_breaker_state).
+func (s *Server) handleOpsVendors(c *gin.Context) {
+	c.JSON(http.StatusOK, gin.H{"vendors": s.breakers.Statuses()})
+}
+
 // profilerPath is where the Go runtime's profiles are served.
 const profilerPath = "/debug/pprof"
 

@@ -209,3 +209,20 @@ func TestDashboardFontsAreServedLocally(t *testing.T) {
 	// Like the page, the fonts are for operators only.
 	b.do(request{path: "/ops/dashboard-fonts/fonts.css", remoteIP: ip}).expect(t, http.StatusUnauthorized, "")
 }
+
+// GET /ops/vendors lists the vendors' breakers to operators only (here
+// none: a server built without vendor guards lists an empty array).
+func TestOpsVendorsForOperatorsOnly(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOptions{configure: withOperators})
+	b.do(request{path: "/ops/vendors"}).expect(t, http.StatusUnauthorized, "")
+	r := b.do(request{path: "/ops/vendors", headers: map[string]string{"Authorization": basicAuth("ops", testAdminPassword)}})
+	r.expect(t, http.StatusOK, "")
+	var body struct {
+		Vendors []map[string]any `json:"vendors"`
+	}
+	r.decode(t, &body)
+	if body.Vendors == nil || len(body.Vendors) != 0 {
+		t.Fatalf("vendors %v, want an empty list", body.Vendors)
+	}
+}

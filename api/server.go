@@ -23,6 +23,7 @@ import (
 	"github.com/payoutd/payoutd/payments"
 	"github.com/payoutd/payoutd/payouts"
 	"github.com/payoutd/payoutd/vendors"
+	"github.com/payoutd/payoutd/vendors/breaker"
 )
 
 // Deps is what the API needs from the rest of the service.
@@ -32,6 +33,9 @@ type Deps struct {
 	Redis   *redis.Client
 	Sealer  *credentials.Sealer
 	Vendors vendors.Registry
+	// Breakers are the vendors' guards, listed to operators at
+	// GET /ops/vendors; nil lists none.
+	Breakers *breaker.Set
 	// QueueRedis is the asynq connection the dashboard shows; nil disables it.
 	QueueRedis asynq.RedisConnOpt
 	// Queue hands payouts and payments to the worker; nil leaves them to
@@ -60,6 +64,7 @@ type Server struct {
 	limiter  *redis_rate.Limiter
 	sealer   *credentials.Sealer
 	vendors  vendors.Registry
+	breakers *breaker.Set
 	payouts  *payouts.Service
 	payments *payments.Service
 	acquirer vendors.Acquirer
@@ -86,16 +91,17 @@ type Server struct {
 // New builds the API with its routes.
 func New(d Deps) (*Server, error) {
 	s := &Server{
-		cfg:     d.Config,
-		db:      d.DB,
-		store:   models.NewStore(d.DB),
-		redis:   d.Redis,
-		limiter: redis_rate.NewLimiter(d.Redis),
-		sealer:  d.Sealer,
-		vendors: d.Vendors,
-		now:     d.Now,
-		metrics: d.Metrics,
-		logins:  newLoginThrottle(d.Redis),
+		cfg:      d.Config,
+		db:       d.DB,
+		store:    models.NewStore(d.DB),
+		redis:    d.Redis,
+		limiter:  redis_rate.NewLimiter(d.Redis),
+		sealer:   d.Sealer,
+		vendors:  d.Vendors,
+		breakers: d.Breakers,
+		now:      d.Now,
+		metrics:  d.Metrics,
+		logins:   newLoginThrottle(d.Redis),
 
 		crossOrigin: newCrossOriginProtection(),
 		checkoutKey: d.Config.CheckoutTokenKey(),
@@ -150,6 +156,7 @@ func (s *Server) routes(queueRedis asynq.RedisConnOpt) {
 		s.mountDashboard(queueRedis)
 	}
 	s.mountProfiler()
+	e.GET("/ops/vendors", s.refuseCrossOrigin, s.requireAdmin, s.handleOpsVendors)
 	if s.metrics != nil {
 		e.GET("/metrics", s.refuseCrossOrigin, s.requireAdmin, gin.WrapH(s.metrics.Handler()))
 	}

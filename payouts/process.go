@@ -69,6 +69,9 @@ func (s *Service) resolveAttempted(ctx context.Context, d *models.Disbursement) 
 	switch {
 	case err == nil:
 		return s.applyResult(ctx, d, result)
+	case errors.Is(err, vendors.ErrNotSent):
+		// Not asked (the vendor's breaker): still unknown, asked later.
+		return fmt.Errorf("%w: status of %s not asked: %w", ErrOutcomeUnknown, d.VendorReference, err)
 	case !errors.Is(err, vendors.ErrUnknownPayout):
 		return s.unknownOutcome(ctx, d, "status", err)
 	case s.clock().Sub(*d.SubmitAttemptedAt) < s.submitLease:
@@ -310,6 +313,9 @@ func (s *Service) Poll(ctx context.Context, id uuid.UUID) error {
 		return err
 	}
 	result, err := vendor.Status(ctx, d.VendorReference)
+	if errors.Is(err, vendors.ErrNotSent) {
+		return s.deferPoll(ctx, d, err)
+	}
 	if errors.Is(err, vendors.ErrUnknownPayout) {
 		// The vendor accepted it once: an operator must look.
 		slog.ErrorContext(ctx, "vendor no longer knows a requested payout", slog.String("disbursement_id", d.ID.String()))

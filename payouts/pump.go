@@ -2,12 +2,14 @@ package payouts
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/payoutd/payoutd/ledger"
 	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/vendors"
 )
 
 // The submit pump is how the worker takes fresh payouts: straight from the
@@ -54,7 +56,10 @@ func (s *Service) SubmitDue(ctx context.Context, limit int) (int, error) {
 	runCtx, cancel := context.WithDeadline(context.WithoutCancel(ctx), ds[0].SubmitAttemptedAt.Add(s.submitLease))
 	defer cancel()
 	for i, err := range s.submitClaimed(runCtx, ds) {
-		if err != nil || ds[i].Status == models.StatusVerified {
+		switch {
+		case errors.Is(err, vendors.ErrNotSent):
+			// Given back: the next pump takes it once the vendor is let through.
+		case err != nil || ds[i].Status == models.StatusVerified:
 			slog.InfoContext(ctx, "pumped submit unfinished; the sweep resolves it after the lease",
 				slog.String("disbursement_id", ds[i].ID.String()), slog.Time("next_check_at", *ds[i].NextCheckAt), slog.Any("error", err))
 		}
@@ -70,6 +75,10 @@ func (s *Service) SubmitDue(ctx context.Context, limit int) (int, error) {
 // rows are locked as they are chosen, skipping those another transaction
 // holds (a pump never waits, so it cannot deadlock); SQLite has one writer.
 func (s *Service) claimDue(ctx context.Context, limit int) ([]*models.Disbursement, error) {
+	ready := s.readyVendors()
+	if len(ready) == 0 {
+		return nil, nil // every vendor held back by its breaker
+	}
 	now := s.clock()
 	next := now.Add(s.submitLease + sweepGrace)
 	db := s.db.WithContext(ctx)
@@ -80,7 +89,7 @@ func (s *Service) claimDue(ctx context.Context, limit int) ([]*models.Disburseme
 		        WHERE status = ? AND submit_attempts = 0 AND lock_expires_at > ? AND created_at <= ? AND vendor IN ?
 		        ORDER BY next_check_at LIMIT ?`+ledger.SkipLocked(db)+`)
 		    AND status = ? AND submit_attempts = 0
-		RETURNING *`, now, next, now, models.StatusVerified, now, now, s.vendors.Names(), limit, models.StatusVerified).
+		RETURNING *`, now, next, now, models.StatusVerified, now, now, ready, limit, models.StatusVerified).
 		Scan(&rows).Error
 	if err != nil {
 		return nil, err
@@ -167,9 +176,13 @@ func (s *Service) pump(ctx context.Context, wake <-chan struct{}, limit int, pau
 // the claim then says what is wrong). A payout of a vendor configured
 // elsewhere must not make an idle pump write every recheck.
 func (s *Service) anyDue(ctx context.Context) bool {
+	ready := s.readyVendors()
+	if len(ready) == 0 {
+		return false
+	}
 	var ids []string
 	err := s.db.WithContext(ctx).Raw(`SELECT id FROM disbursements
 		WHERE status = ? AND submit_attempts = 0 AND lock_expires_at > ? AND vendor IN ? LIMIT 1`,
-		models.StatusVerified, s.clock(), s.vendors.Names()).Scan(&ids).Error
+		models.StatusVerified, s.clock(), ready).Scan(&ids).Error
 	return err != nil || len(ids) > 0
 }

@@ -56,6 +56,9 @@ type Service struct {
 	moves *groupCommit[plan]
 	// inquiries bounds creates refused after their inquiry; nil: no bound.
 	inquiries InquiryBudget
+	// gate says which vendors' calls go out now (their circuit breakers);
+	// nil: all.
+	gate vendors.Gate
 
 	// waiting are the creates waiting for their submit (SubmitAndWait);
 	// notifier tells other processes of the moves out of VERIFIED.
@@ -110,6 +113,11 @@ type Options struct {
 	// due for its first submit: the worker's submit pumps (RunSubmitPump)
 	// take it from the table. nil: a payout:submit task per payout.
 	DueSignal DueSignal
+	// Gate, when set, says which vendors take calls now (their circuit
+	// breakers, vendors/breaker): a payout of a vendor it holds back is
+	// not claimed for a submit, so that no attempt is counted for a call
+	// that would be refused. nil: every vendor is asked.
+	Gate vendors.Gate
 }
 
 // DefaultReturnWatch is Options.ReturnWatch's default.
@@ -137,7 +145,7 @@ func New(o Options) *Service {
 	}
 	s := &Service{db: o.DB, store: models.NewStore(o.DB), vendors: o.Vendors, queue: o.Queue,
 		lockTTL: o.LockTTL, submitLease: o.SubmitLease, now: o.Now, metrics: o.Metrics, inquiries: o.InquiryBudget, returnWatch: o.ReturnWatch,
-		notifier: o.Notifier, submitInline: o.SubmitInline, waitRecheck: o.WaitRecheck, dueSignal: o.DueSignal}
+		notifier: o.Notifier, submitInline: o.SubmitInline, waitRecheck: o.WaitRecheck, dueSignal: o.DueSignal, gate: o.Gate}
 	s.creates, s.moves, s.inline = s.newCreateGrouper(), s.newMoveGrouper(), s.newInlineSubmitter()
 	return s
 }
@@ -241,8 +249,8 @@ func (s *Service) check(ctx context.Context, client *models.Client, wallet *mode
 func (s *Service) Banks(ctx context.Context, vendor vendors.Vendor) ([]vendors.Bank, error) {
 	banks, err := vendor.Banks(ctx)
 	if err != nil {
-		slog.WarnContext(ctx, "vendor bank list unavailable", slog.String("vendor", vendor.Name()), slog.Any("error", err))
-		return nil, models.ErrGatewayUnavailable
+		logVendorFailure(ctx, "vendor bank list unavailable", vendor.Name(), err)
+		return nil, gatewayUnavailable(err)
 	}
 	return banks, nil
 }
@@ -272,9 +280,20 @@ func inquiryError(ctx context.Context, vendor string, err error) error {
 	case errors.Is(err, vendors.ErrUnsupportedBank):
 		return models.ErrUnsupportedBank
 	default:
-		slog.WarnContext(ctx, "account inquiry failed", slog.String("vendor", vendor), slog.Any("error", err))
-		return models.ErrGatewayUnavailable
+		logVendorFailure(ctx, "account inquiry failed", vendor, err)
+		return gatewayUnavailable(err)
 	}
+}
+
+// logVendorFailure logs a vendor call that failed at warn, or at info when
+// the vendor's guard refused it before it left: the breaker's transitions
+// are the warnings then, not every request it turns away.
+func logVendorFailure(ctx context.Context, msg, vendor string, err error) {
+	level := slog.LevelWarn
+	if errors.Is(err, vendors.ErrNotSent) {
+		level = slog.LevelInfo
+	}
+	slog.Log(ctx, level, msg, slog.String("vendor", vendor), slog.Any("error", err))
 }
 
 // Pricing returns the client's fee for a transfer type and the minimum

@@ -21,12 +21,17 @@ import (
 // running lock. It returns each one's answer, as Submit gives it.
 func (s *Service) submitAll(ctx context.Context, ds []*models.Disbursement) []error {
 	answers := make([]error, len(ds))
-	// A payout whose vendor is not configured is not claimed: no attempt
-	// is counted for a call that never went out.
+	// A payout whose vendor is not configured, or held back by its
+	// circuit breaker, is not claimed: no attempt is counted for a call
+	// that never went out.
 	payable := make([]*models.Disbursement, 0, len(ds))
 	for i, d := range ds {
 		if _, err := s.vendors.Get(d.Vendor); err != nil {
 			answers[i] = err
+			continue
+		}
+		if err := s.heldBack(d.Vendor); err != nil {
+			answers[i] = fmt.Errorf("submit of %s: %w", d.VendorReference, err)
 			continue
 		}
 		payable = append(payable, d)
@@ -123,6 +128,10 @@ func (s *Service) callVendor(ctx context.Context, name string, ds []*models.Disb
 			if moves := s.resultMoves(d, o.Result, now); len(moves) > 0 {
 				out = append(out, submitted{index: i, plan: plan{d: d, moves: moves}, result: &o.Result})
 			}
+		case errors.Is(o.Err, vendors.ErrNotSent):
+			// Refused before it left (the vendor's breaker or concurrency
+			// bound): not an attempt.
+			answers[i] = s.notSent(ctx, d, o.Err)
 		case errors.Is(o.Err, vendors.ErrRejected):
 			moves := []Move{{To: models.StatusFailed, FailedReason: rejectionReason(o.Err), Reason: "vendor rejected the payout"}}
 			out = append(out, submitted{index: i, plan: plan{d: d, moves: moves}})

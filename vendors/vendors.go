@@ -98,6 +98,8 @@ var (
 	ErrAccountNotResolved = errors.New("bank account verification failed")
 	// ErrUnavailable: the vendor could not be reached or answered 5xx; the
 	// outcome of a submit is unknown and must be asked for, not retried blindly.
+	// (A call refused before it left, ErrNotSent, is also ErrUnavailable but
+	// has no outcome to ask for: callers that care test ErrNotSent first.)
 	ErrUnavailable = errors.New("payout gateway unavailable")
 	// ErrRejected: the vendor refused the payout; no money moved.
 	ErrRejected = errors.New("vendor rejected the payout")
@@ -241,4 +243,76 @@ func Directory() []Bank {
 		out = append(out, Bank{Code: cols[0], Name: cols[2], SWIFT: cols[3]})
 	}
 	return append(out, eWallets...)
+}
+
+// ErrVendorDown marks, within an ErrUnavailable, an answer that says the
+// vendor itself is failing: no answer at all (connection refused or
+// broken, a timeout), a 5xx, or one of the vendor's documented "try again
+// later" codes (429, SNAP 5xxxx, 504xx00). A circuit breaker counts these,
+// and only these, as failures (vendors/breaker): an answer the service
+// merely did not understand is still an answer. Adapters mark them with
+// Down.
+var ErrVendorDown = errors.New("vendor failing")
+
+// Down marks err (an ErrUnavailable) as ErrVendorDown; its text is err's.
+// nil stays nil.
+func Down(err error) error {
+	if err == nil {
+		return nil
+	}
+	return downError{err}
+}
+
+type downError struct{ err error }
+
+func (e downError) Error() string   { return e.err.Error() }
+func (e downError) Unwrap() []error { return []error{e.err, ErrVendorDown} }
+
+// ErrNotSent: a call refused before it left this process, because the
+// vendor's circuit breaker is open or too many calls to it are under way
+// (vendors/breaker). The vendor never saw it: a submit refused so was not
+// attempted, and nothing needs to be asked about it. Every such error is
+// a *RefusedError, and also an ErrUnavailable, so that a caller that does
+// not look further treats it as the vendor being unavailable.
+var ErrNotSent = errors.New("vendor call not sent")
+
+// Why a call was refused (RefusedError.Reason).
+const (
+	RefusedBreakerOpen     = "breaker_open"      // the breaker is open, or half-open with its probe under way
+	RefusedConcurrencyBusy = "concurrency_limit" // every slot of the vendor stayed taken for the bounded wait
+)
+
+// RefusedError is an ErrNotSent: which vendor refused the call locally,
+// why, and when it is worth trying again.
+type RefusedError struct {
+	Vendor string
+	Reason string // RefusedBreakerOpen or RefusedConcurrencyBusy
+	// RetryAfter is how long until the breaker lets a probe through (for
+	// a busy vendor, a short pause); at least a second.
+	RetryAfter time.Duration
+}
+
+func (e *RefusedError) Error() string {
+	what := "its circuit breaker is open"
+	if e.Reason == RefusedConcurrencyBusy {
+		what = "too many calls to it are under way"
+	}
+	return fmt.Sprintf("%s: vendor %s: %s; the call was not sent", ErrUnavailable, e.Vendor, what)
+}
+
+// Is makes a RefusedError both ErrNotSent and ErrUnavailable.
+func (e *RefusedError) Is(target error) bool { return target == ErrNotSent || target == ErrUnavailable }
+
+// RetryDelay is when the call is worth making again; the worker's retry
+// backoff (tasks.RetryDelay) reads it.
+func (e *RefusedError) RetryDelay() time.Duration { return max(e.RetryAfter, time.Second) }
+
+// Gate says whether calls to a vendor go out now: its circuit breaker's
+// view (vendors/breaker.Set implements it). The submit pumps claim
+// payouts only of vendors it lets through, so that a payout is not
+// claimed for a call that would be refused.
+type Gate interface {
+	// Ready reports whether a call to the vendor would be let through now
+	// and, when not, how long until it is worth asking again.
+	Ready(vendor string) (ok bool, retryIn time.Duration)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/payoutd/payoutd/payments"
 	"github.com/payoutd/payoutd/payouts"
 	"github.com/payoutd/payoutd/tasks"
+	"github.com/payoutd/payoutd/vendors"
 	"github.com/payoutd/payoutd/webhooks"
 )
 
@@ -29,6 +30,10 @@ func disbursementTask(step func(context.Context, uuid.UUID) error) asynq.Handler
 
 // outcome turns a payouts error into what asynq should do with the task:
 //   - nil, or a row someone else moved first: done;
+//   - a vendor call refused before it left (the vendor's circuit breaker,
+//     vendors.ErrNotSent): retry once the breaker lets a probe through
+//     (tasks.RetryDelay reads the delay from the error), not counted as a
+//     failure (isFailure), so an outage of any length archives nothing;
 //   - unknown vendor outcome, storage trouble: retry with backoff (the next
 //     attempt re-reads the row and asks the vendor before submitting);
 //   - no such disbursement, a refused move: nothing a retry can fix; logged
@@ -38,6 +43,9 @@ func outcome(ctx context.Context, t *asynq.Task, id uuid.UUID, err error) error 
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(err, vendors.ErrNotSent):
+		log.InfoContext(ctx, "payout task waits for its vendor", slog.Any("reason", err))
+		return err
 	case errors.Is(err, payouts.ErrOutcomeUnknown), errors.Is(err, models.ErrStaleStatus):
 		log.InfoContext(ctx, "payout task will be retried", slog.Any("reason", err))
 		return err
@@ -114,8 +122,10 @@ func paymentTask(step func(context.Context, uuid.UUID) error) asynq.HandlerFunc 
 
 // isFailure tells asynq which errors are failures: a payment task that ran
 // before its due time (asynq keeps schedule times to the second) is retried
-// on time without counting against its retries or showing as failed.
+// on time without counting against its retries or showing as failed; so is
+// a payout task whose vendor call was refused before it left (its circuit
+// breaker is open).
 func isFailure(err error) bool {
 	var early *payments.NotDueError
-	return !errors.As(err, &early)
+	return !errors.As(err, &early) && !errors.Is(err, vendors.ErrNotSent)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/payoutd/payoutd/payments"
 	"github.com/payoutd/payoutd/payouts"
+	"github.com/payoutd/payoutd/vendors"
 )
 
 // A payment task that ran before its due time is retried on time without
@@ -26,6 +27,8 @@ func TestIsFailure(t *testing.T) {
 		{"ran early, wrapped", fmt.Errorf("task: %w", early), false},
 		{"vendor outcome unknown", payouts.ErrOutcomeUnknown, true},
 		{"database down", errors.New("connection refused"), true},
+		{"vendor call refused by its breaker", fmt.Errorf("submit of x: %w", &vendors.RefusedError{Vendor: "simbank", Reason: vendors.RefusedBreakerOpen}), false},
+		{"status not asked, outcome still unknown", fmt.Errorf("%w: %w", payouts.ErrOutcomeUnknown, &vendors.RefusedError{Vendor: "simbank"}), false},
 	}
 	for _, tt := range tests {
 		if got := isFailure(tt.err); got != tt.want {

@@ -195,7 +195,7 @@ func runAPI(ctx context.Context, stderr io.Writer, getenv func(string) string) e
 
 // apiDeps hands the API what the composition root built.
 func apiDeps(a *app.App) api.Deps {
-	return api.Deps{Config: a.Config, DB: a.DB, Redis: a.Redis, Sealer: a.Sealer, Vendors: a.Vendors,
+	return api.Deps{Config: a.Config, DB: a.DB, Redis: a.Redis, Sealer: a.Sealer, Vendors: a.Vendors, Breakers: a.Breakers,
 		QueueRedis: a.Queue, Queue: a.Tasks, Acquirer: a.Acquirer, Metrics: a.Metrics, Payouts: a.Payouts, Payments: a.Payments}
 }
 

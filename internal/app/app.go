@@ -26,6 +26,7 @@ import (
 	"github.com/payoutd/payoutd/payouts"
 	"github.com/payoutd/payoutd/tasks"
 	"github.com/payoutd/payoutd/vendors"
+	"github.com/payoutd/payoutd/vendors/breaker"
 	"github.com/payoutd/payoutd/vendors/sandbox"
 	"github.com/payoutd/payoutd/vendors/sandboxacquirer"
 	"github.com/payoutd/payoutd/vendors/snap"
@@ -68,9 +69,13 @@ type App struct {
 	// gauges use it; nil without Redis.
 	Queue asynq.RedisConnOpt
 	// Tasks enqueues the services' work; nil without Redis.
-	Tasks    *tasks.Client
-	Sealer   *credentials.Sealer
-	Vendors  vendors.Registry
+	Tasks   *tasks.Client
+	Sealer  *credentials.Sealer
+	Vendors vendors.Registry
+	// Breakers are the vendors' concurrency bounds and circuit breakers
+	// (vendors/breaker), which Vendors go through; nil for the admin
+	// commands.
+	Breakers *breaker.Set
 	Acquirer vendors.Acquirer
 	// Metrics is nil for the admin commands (they count nothing).
 	Metrics  *metrics.Metrics
@@ -127,12 +132,22 @@ func Build(ctx context.Context, cfg config.Config, o Options) (_ *App, err error
 	}
 	if !o.Operator {
 		a.Metrics = metrics.New()
+		// Every vendor call goes through its vendor's guard, and is
+		// counted outside it (a refused call counts as breaker_open or
+		// concurrency_limit).
+		a.Vendors, a.Breakers = breaker.Wrap(a.Vendors, BreakerOptions(cfg, a.Metrics))
+		if err := a.Metrics.CollectBreakers(a.Breakers); err != nil {
+			return nil, err
+		}
 		a.Vendors = a.Metrics.WrapVendors(a.Vendors)
 	}
 	if a.Acquirer, err = Acquirer(cfg); err != nil {
 		return nil, err
 	}
 	parts := Parts{Config: cfg, DB: db, Redis: a.Redis, Vendors: a.Vendors, Acquirer: a.Acquirer, Metrics: a.Metrics}
+	if a.Breakers != nil {
+		parts.Gate = a.Breakers
+	}
 	if a.Tasks != nil {
 		parts.Queue = a.Tasks
 	}
@@ -204,6 +219,9 @@ type Parts struct {
 	DueSignal payouts.DueSignal
 	// Now is the services' clock; nil: time.Now.
 	Now func() time.Time
+	// Gate holds back the submits of vendors whose breaker is open
+	// (payouts.Options.Gate); nil: none.
+	Gate vendors.Gate
 }
 
 // payoutServices counts the payout services built in this process (the
@@ -235,10 +253,18 @@ func NewServices(p Parts) (*payouts.Service, *payments.Service) {
 	po := payouts.New(payouts.Options{DB: p.DB, Vendors: p.Vendors, Queue: payoutQueue,
 		LockTTL: p.Config.DisbursementLockTTL, SubmitLease: p.Config.DisbursementSubmitLease, Now: p.Now, Metrics: p.Metrics,
 		InquiryBudget: budget, ReturnWatch: p.Config.PayoutReturnWatch(),
-		SubmitInline: p.Config.DisbursementSubmitWait > 0, Notifier: notifier, DueSignal: p.DueSignal})
+		SubmitInline: p.Config.DisbursementSubmitWait > 0, Notifier: notifier, DueSignal: p.DueSignal, Gate: p.Gate})
 	pa := payments.New(payments.Options{DB: p.DB, Acquirer: p.Acquirer, Queue: paymentQueue,
 		Calendar: SettlementCalendar(p.Config), Now: p.Now, Metrics: p.Metrics})
 	return po, pa
+}
+
+// BreakerOptions are the vendors' guards as cfg configures them
+// (VENDOR_MAX_CONCURRENCY, VENDOR_QUEUE_WAIT, VENDOR_BREAKER_FAILURES,
+// VENDOR_BREAKER_OPEN_FOR), their transitions counted in m (may be nil).
+func BreakerOptions(cfg config.Config, m *metrics.Metrics) breaker.Options {
+	return breaker.Options{MaxConcurrency: cfg.VendorMaxConcurrency, QueueWait: cfg.VendorQueueWait,
+		Failures: cfg.VendorBreakerFailures, OpenFor: cfg.VendorBreakerOpenFor, OnStateChange: m.BreakerTransition}
 }
 
 // SettlementCalendar is the payment settlement calendar cfg configures

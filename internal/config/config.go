@@ -140,6 +140,18 @@ type Config struct {
 	// does not call back is asked about a return by the bank
 	// (DISBURSEMENT_RETURN_WATCH; 0 turns the watch off).
 	DisbursementReturnWatch time.Duration
+
+	// Each payout vendor's guard in each process (vendors/breaker): at
+	// most VendorMaxConcurrency calls under way (VENDOR_MAX_CONCURRENCY),
+	// a call waiting up to VendorQueueWait for a slot before it is
+	// refused (VENDOR_QUEUE_WAIT); a circuit breaker that opens after
+	// VendorBreakerFailures consecutive failures (VENDOR_BREAKER_FAILURES)
+	// and stays open VendorBreakerOpenFor before a probe
+	// (VENDOR_BREAKER_OPEN_FOR).
+	VendorMaxConcurrency  int
+	VendorQueueWait       time.Duration
+	VendorBreakerFailures int
+	VendorBreakerOpenFor  time.Duration
 }
 
 // PayoutReturnWatch is DisbursementReturnWatch as payouts.Options takes
@@ -175,6 +187,10 @@ func Defaults() Config {
 		DatabaseMaxConns:        32,
 		InquiryRefusalRateLimit: 60,
 		XenditBaseURL:           xendit.DefaultBaseURL,
+		VendorMaxConcurrency:    64,
+		VendorQueueWait:         time.Second,
+		VendorBreakerFailures:   5,
+		VendorBreakerOpenFor:    10 * time.Second,
 	}
 }
 
@@ -193,6 +209,7 @@ func Load(getenv func(string) string, base Config) (Config, error) {
 	l.settlement(&c)
 	l.webhooks(&c)
 	l.vendorSim(&c)
+	l.vendorGuards(&c)
 	l.xendit(&c)
 	l.snap(&c)
 	return c, errors.Join(l.errs...)
@@ -455,6 +472,35 @@ func (l *loader) vendorSim(c *Config) {
 	case c.VendorSimToken == c.VendorSimCallbackSecret:
 		l.fail(errors.New("VENDORSIM_TOKEN and VENDORSIM_CALLBACK_SECRET must differ: a token that can call the vendor must not sign its callbacks"))
 	}
+}
+
+// vendorGuards reads each vendor's concurrency bound and circuit breaker;
+// none may be zero.
+func (l *loader) vendorGuards(c *Config) {
+	l.positive("VENDOR_MAX_CONCURRENCY", &c.VendorMaxConcurrency, "calls under way to one vendor from one process, such as 64")
+	l.positive("VENDOR_BREAKER_FAILURES", &c.VendorBreakerFailures, "consecutive failures that open a vendor's breaker, such as 5")
+	l.dur("VENDOR_QUEUE_WAIT", &c.VendorQueueWait)
+	l.dur("VENDOR_BREAKER_OPEN_FOR", &c.VendorBreakerOpenFor)
+	if c.VendorQueueWait <= 0 {
+		l.fail(errors.New("VENDOR_QUEUE_WAIT must be greater than zero (how long a vendor call waits for a slot, such as 1s)"))
+	}
+	if c.VendorBreakerOpenFor <= 0 {
+		l.fail(errors.New("VENDOR_BREAKER_OPEN_FOR must be greater than zero (how long an open breaker refuses calls before a probe, such as 10s)"))
+	}
+}
+
+// positive reads a whole number of at least 1; what names what it counts.
+func (l *loader) positive(name string, dst *int, what string) {
+	v := l.get(name)
+	if v == "" {
+		return
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		l.fail(fmt.Errorf("%s=%q: want a whole number, 1 or more: %s", name, v, what))
+		return
+	}
+	*dst = n
 }
 
 // xendit reads the Xendit settings; without XENDIT_SECRET_KEY there is no

@@ -251,3 +251,37 @@ func TestXenditSettings(t *testing.T) {
 		}
 	}
 }
+
+// The vendors' guards default to 64 calls under way, a 1 s wait for a
+// slot, a breaker opening after 5 failures and open 10 s; none may be
+// zero, and a bad value stops the start naming the variable.
+func TestVendorGuards(t *testing.T) {
+	for _, tt := range []struct {
+		env                   map[string]string
+		concurrency, failures int
+		wait, openFor         time.Duration
+		wantErr               string
+	}{
+		{env: map[string]string{}, concurrency: 64, failures: 5, wait: time.Second, openFor: 10 * time.Second},
+		{env: map[string]string{"VENDOR_MAX_CONCURRENCY": "8", "VENDOR_BREAKER_FAILURES": "3", "VENDOR_QUEUE_WAIT": "250ms", "VENDOR_BREAKER_OPEN_FOR": "1m"},
+			concurrency: 8, failures: 3, wait: 250 * time.Millisecond, openFor: time.Minute},
+		{env: map[string]string{"VENDOR_MAX_CONCURRENCY": "0"}, wantErr: `VENDOR_MAX_CONCURRENCY="0": want a whole number, 1 or more`},
+		{env: map[string]string{"VENDOR_BREAKER_FAILURES": "many"}, wantErr: `VENDOR_BREAKER_FAILURES="many"`},
+		{env: map[string]string{"VENDOR_QUEUE_WAIT": "0s"}, wantErr: "VENDOR_QUEUE_WAIT must be greater than zero"},
+		{env: map[string]string{"VENDOR_BREAKER_OPEN_FOR": "soon"}, wantErr: "VENDOR_BREAKER_OPEN_FOR"},
+	} {
+		c, err := Load(func(k string) string { return tt.env[k] }, Defaults())
+		switch {
+		case tt.wantErr != "":
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%v: error %v, want one containing %q", tt.env, err, tt.wantErr)
+			}
+		case err != nil:
+			t.Errorf("%v: %v", tt.env, err)
+		case c.VendorMaxConcurrency != tt.concurrency || c.VendorBreakerFailures != tt.failures ||
+			c.VendorQueueWait != tt.wait || c.VendorBreakerOpenFor != tt.openFor:
+			t.Errorf("%v: %d %d %s %s; want %d %d %s %s", tt.env, c.VendorMaxConcurrency, c.VendorBreakerFailures, c.VendorQueueWait,
+				c.VendorBreakerOpenFor, tt.concurrency, tt.failures, tt.wait, tt.openFor)
+		}
+	}
+}

@@ -43,6 +43,7 @@ type Metrics struct {
 	webhookAttempts         *prometheus.CounterVec
 	webhookDuration         prometheus.Histogram
 	vendorCalls             *prometheus.CounterVec
+	breakerTransitions      *prometheus.CounterVec
 	disbursementLateResults *prometheus.CounterVec
 	tasksProcessed          *prometheus.CounterVec
 	taskDuration            *prometheus.HistogramVec
@@ -81,8 +82,12 @@ func New() *Metrics {
 		}),
 		vendorCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "payoutd_vendor_calls_total",
-			Help: "Payout vendor calls, by vendor, call (inquire, submit, status) and outcome (ok, rejected, unavailable, unknown_payout, error).",
+			Help: "Payout vendor calls, by vendor, call (inquire, submit, status) and outcome (ok, rejected, unavailable, unknown_payout, error; breaker_open and concurrency_limit: refused before it left, never sent).",
 		}, []string{"vendor", "call", "outcome"}),
+		breakerTransitions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "payoutd_vendor_breaker_transitions_total",
+			Help: "Circuit breaker state changes of this process, by vendor and the states (closed, half-open, open) left and entered.",
+		}, []string{"vendor", "from", "to"}),
 		disbursementLateResults: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "payoutd_disbursement_late_results_total",
 			Help: "Vendor results that contradicted a disbursement's final status (recorded, not applied), by vendor, stored status and reported status; every sighting counts.",
@@ -101,7 +106,7 @@ func New() *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.httpRequests, m.httpDuration, m.disbursementTransitions, m.paymentTransitions,
-		m.webhookAttempts, m.webhookDuration, m.vendorCalls, m.disbursementLateResults,
+		m.webhookAttempts, m.webhookDuration, m.vendorCalls, m.breakerTransitions, m.disbursementLateResults,
 		m.tasksProcessed, m.taskDuration,
 	)
 	return m

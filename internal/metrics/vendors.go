@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/payoutd/payoutd/vendors"
+	"github.com/payoutd/payoutd/vendors/breaker"
 )
 
 // WrapVendors returns the registry with every vendor counting its calls
@@ -85,13 +88,48 @@ func (c countingVendor) count(call string, err error) {
 	c.m.vendorCalls.WithLabelValues(c.Vendor.Name(), call, vendorOutcome(err)).Inc()
 }
 
+// BreakerTransition counts a vendor circuit breaker's state change
+// (breaker.Options.OnStateChange).
+func (m *Metrics) BreakerTransition(vendor string, from, to breaker.State) {
+	if m == nil {
+		return
+	}
+	m.breakerTransitions.WithLabelValues(vendor, from.String(), to.String()).Inc()
+}
+
+// CollectBreakers adds payoutd_vendor_breaker_state, read from the
+// breakers at each scrape (an open breaker whose open period passed reads
+// half-open).
+func (m *Metrics) CollectBreakers(set *breaker.Set) error {
+	if m == nil || set == nil {
+		return nil
+	}
+	return m.registry.Register(breakerCollector{set})
+}
+
+var breakerStateDesc = prometheus.NewDesc("payoutd_vendor_breaker_state",
+	"Circuit breaker state of each payout vendor in this process: 0 closed, 1 half-open, 2 open.", []string{"vendor"}, nil)
+
+type breakerCollector struct{ set *breaker.Set }
+
+func (c breakerCollector) Describe(ch chan<- *prometheus.Desc) { ch <- breakerStateDesc }
+
+func (c breakerCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, st := range c.set.Statuses() {
+		ch <- prometheus.MustNewConstMetric(breakerStateDesc, prometheus.GaugeValue, float64(c.set.Guard(st.Vendor).State()), st.Vendor)
+	}
+}
+
 // vendorOutcome names a vendor's answer. A definite refusal (a rejected
 // payout, an account that does not resolve or is inactive, a bank the
 // vendor does not serve) is "rejected"; "error" is anything unexpected.
 func vendorOutcome(err error) string {
+	var refused *vendors.RefusedError
 	switch {
 	case err == nil:
 		return "ok"
+	case errors.As(err, &refused):
+		return refused.Reason // breaker_open, concurrency_limit: never sent
 	case errors.Is(err, vendors.ErrRejected), errors.Is(err, vendors.ErrAccountNotResolved),
 		errors.Is(err, vendors.ErrAccountInactive), errors.Is(err, vendors.ErrUnsupportedBank):
 		return "rejected"

@@ -172,7 +172,7 @@ func inquiryError(c Code) error {
 	case KindUnauthorized, KindTokenInvalid:
 		return fmt.Errorf("%w: %w", vendors.ErrUnavailable, codeError(ErrAuth, c))
 	}
-	return codeError(vendors.ErrUnavailable, c)
+	return unavailable(c)
 }
 
 // submitError maps a non-success answer of the transfer that is neither a
@@ -190,7 +190,7 @@ func submitError(c Code) error {
 	case KindUnauthorized, KindTokenInvalid:
 		return fmt.Errorf("%w: %w", vendors.ErrUnavailable, codeError(ErrAuth, c))
 	}
-	return codeError(vendors.ErrUnavailable, c)
+	return unavailable(c)
 }
 
 // statusError maps a non-success answer of the status inquiry.
@@ -201,7 +201,7 @@ func statusError(c Code) error {
 	case KindUnauthorized, KindTokenInvalid:
 		return fmt.Errorf("%w: %w", vendors.ErrUnavailable, codeError(ErrAuth, c))
 	}
-	return codeError(vendors.ErrUnavailable, c)
+	return unavailable(c)
 }
 
 // transactionStatuses maps latestTransactionStatus ([BI-SNAP] transfer
@@ -226,4 +226,16 @@ var transactionStatuses = map[string]vendors.PayoutStatus{
 var TransactionStatusDesc = map[string]string{
 	"00": "Success", "01": "Initiated", "02": "Paying", "03": "Pending",
 	"04": "Refunded", "05": "Canceled", "06": "Failed", "07": "Not found",
+}
+
+// unavailable is the error of an answer the tables above do not map: the
+// bank's "try again later" (5xx, 504xx00 timeout, 429xx00 too many
+// requests) marks the bank as failing (vendors.ErrVendorDown), anything
+// else is an answer not understood.
+func unavailable(c Code) error {
+	err := codeError(vendors.ErrUnavailable, c)
+	if c.HTTP >= 500 || c.Kind() == KindTooMany || c.Kind() == KindServerError || c.Kind() == KindTimeout {
+		return vendors.Down(err)
+	}
+	return err
 }

@@ -343,12 +343,12 @@ func (v *Vendor) post(ctx context.Context, path string, raw []byte, sign func(ht
 	}
 	resp, err := v.o.HTTPClient.Do(req)
 	if err != nil {
-		return 0, nil, fmt.Errorf("%w: %s: %w", vendors.ErrUnavailable, path, stripURL(err))
+		return 0, nil, vendors.Down(fmt.Errorf("%w: %s: %w", vendors.ErrUnavailable, path, stripURL(err)))
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return 0, nil, fmt.Errorf("%w: %s: reading the answer: %w", vendors.ErrUnavailable, path, err)
+		return 0, nil, vendors.Down(fmt.Errorf("%w: %s: reading the answer: %w", vendors.ErrUnavailable, path, err))
 	}
 	return resp.StatusCode, b, nil
 }

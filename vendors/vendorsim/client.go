@@ -256,7 +256,7 @@ func (c *Client) call(ctx context.Context, method, path string, in, out any, tri
 			select {
 			case <-ctx.Done():
 				t.Stop()
-				return fmt.Errorf("%w: %s %s %s: %w (after %v)", vendors.ErrUnavailable, c.name, method, path, ctx.Err(), last)
+				return vendors.Down(fmt.Errorf("%w: %s %s %s: %w (after %v)", vendors.ErrUnavailable, c.name, method, path, ctx.Err(), last))
 			case <-t.C:
 			}
 		}
@@ -275,7 +275,8 @@ func (c *Client) call(ctx context.Context, method, path string, in, out any, tri
 			break
 		}
 	}
-	return fmt.Errorf("%w: %s %s %s: %w", vendors.ErrUnavailable, c.name, method, path, last)
+	// No answer, or a 5xx: the vendor is failing (vendors.ErrVendorDown).
+	return vendors.Down(fmt.Errorf("%w: %s %s %s: %w", vendors.ErrUnavailable, c.name, method, path, last))
 }
 
 // do sends one request with the per-call timeout. err is a failure to get
@@ -341,7 +342,7 @@ func (c *Client) mapError(method, path string, status int, eb errorBody) error {
 	case CodeAlreadyFinal:
 		return fmt.Errorf("%w: %s", sandbox.ErrAlreadyFinal, eb.Error)
 	case CodeUnavailable:
-		return fmt.Errorf("%w: %s", vendors.ErrUnavailable, eb.Error)
+		return vendors.Down(fmt.Errorf("%w: %s", vendors.ErrUnavailable, eb.Error))
 	case CodeUnauthorized:
 		return fmt.Errorf("%w (%s %s %s)", ErrUnauthorized, c.name, method, path)
 	}

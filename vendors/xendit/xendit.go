@@ -581,7 +581,7 @@ func (v *Vendor) call(ctx context.Context, method, path string, hdr http.Header,
 			select {
 			case <-ctx.Done():
 				t.Stop()
-				return fmt.Errorf("%w: xendit %s %s: %w (after %v)", vendors.ErrUnavailable, method, pathOnly(path), ctx.Err(), last)
+				return vendors.Down(fmt.Errorf("%w: xendit %s %s: %w (after %v)", vendors.ErrUnavailable, method, pathOnly(path), ctx.Err(), last))
 			case <-t.C:
 			}
 		}
@@ -608,7 +608,9 @@ func (v *Vendor) call(ctx context.Context, method, path string, hdr http.Header,
 			break
 		}
 	}
-	return fmt.Errorf("%w: xendit %s %s: %w", vendors.ErrUnavailable, method, pathOnly(path), last)
+	// No answer, a 5xx or a 429 after every try: Xendit is failing
+	// (vendors.ErrVendorDown).
+	return vendors.Down(fmt.Errorf("%w: xendit %s %s: %w", vendors.ErrUnavailable, method, pathOnly(path), last))
 }
 
 func retryable(status int) bool { return status >= 500 || status == http.StatusTooManyRequests }
