@@ -81,7 +81,15 @@ var (
 func statusOf(err error) (int, string, bool) {
 	// A domain error that wraps a database failure would show the driver's
 	// text: it stays in the log.
-	if database.Classify(err) != database.NotADatabaseError {
+	switch database.Classify(err) {
+	case database.NotADatabaseError:
+	case database.Unavailable:
+		// The database cannot be reached or the connection broke (a
+		// restart, a failover): a transaction cut short rolled back, and
+		// one whose commit was not acknowledged is found again by the
+		// same Idempotency-Key, so the client retries as it would any 503.
+		return http.StatusServiceUnavailable, models.ErrGatewayUnavailable.Error(), false
+	default:
 		return http.StatusInternalServerError, "internal server error", false
 	}
 	var v *models.ValidationError
@@ -108,7 +116,12 @@ func fail(c *gin.Context, err error) {
 		c.Header("Retry-After", retryAfterSeconds(limited.retryAfter))
 	}
 	status, msg, known := statusOf(err)
-	if !known {
+	switch {
+	case !known && status == http.StatusServiceUnavailable:
+		c.Header("Retry-After", "1")
+		slog.WarnContext(c.Request.Context(), "database unavailable",
+			slog.String("method", c.Request.Method), slog.String("route", c.FullPath()), slog.Any("error", err))
+	case !known:
 		slog.ErrorContext(c.Request.Context(), "internal error",
 			slog.String("method", c.Request.Method), slog.String("route", c.FullPath()), slog.Any("error", err))
 	}

@@ -1,9 +1,14 @@
 package database
 
 import (
+	"context"
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"io"
+	"net"
+	"strings"
+	"syscall"
 
 	sqlitedriver "github.com/glebarez/go-sqlite"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -46,6 +51,11 @@ func Classify(err error) Failure {
 	case errors.Is(err, gorm.ErrCheckConstraintViolated):
 		return OutOfRange
 	}
+	// Before the server's refusals: a failed connect wraps the server's
+	// answer (57P03 while it starts) as a PgError.
+	if connectionFailure(err) {
+		return Unavailable
+	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		switch pgErr.Code {
@@ -57,11 +67,6 @@ func Classify(err error) Failure {
 			return OutOfRange
 		}
 		return OtherFailure
-	}
-	// Not any net.Error: a vendor's timeout is not the database's.
-	var connErr *pgconn.ConnectError
-	if errors.As(err, &connErr) || errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) {
-		return Unavailable
 	}
 	var liteErr *sqlitedriver.Error
 	if errors.As(err, &liteErr) {
@@ -81,4 +86,51 @@ func Classify(err error) Failure {
 		return OtherFailure
 	}
 	return NotADatabaseError
+}
+
+// connectionFailure reports whether err says the database could not be
+// reached or the connection broke, rather than that the database refused
+// a statement: a restart, a crash or a failover in progress. Not any
+// net.Error: a vendor's timeout is not the database's; a network error
+// counts only when the database handle itself marked it (lostConnection).
+func connectionFailure(err error) bool {
+	var connErr *pgconn.ConnectError
+	var lost *lostConnection
+	if errors.As(err, &connErr) || errors.As(err, &lost) || errors.Is(err, driver.ErrBadConn) ||
+		errors.Is(err, sql.ErrConnDone) || errors.Is(err, pgconn.ErrConnClosed) {
+		return true
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch {
+		case strings.HasPrefix(pgErr.Code, "08"): // connection exception
+			return true
+		case pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03":
+			// admin_shutdown, crash_shutdown, cannot_connect_now: the
+			// server is stopping, crashed or is still starting up.
+			return true
+		}
+	}
+	return false
+}
+
+// lostConnection marks a network error met by a statement of the
+// PostgreSQL handle (pgDialector.Translate): the connection broke under
+// it, so it is the database's failure and not, say, a vendor's.
+type lostConnection struct{ err error }
+
+func (e *lostConnection) Error() string { return "database connection lost: " + e.err.Error() }
+func (e *lostConnection) Unwrap() error { return e.err }
+
+// brokenConnection reports whether err, returned by the driver, is the
+// network failing under a statement: the server went away (EOF, reset,
+// refused) or stopped answering. The caller's own cancellation or
+// deadline is not.
+func brokenConnection(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var netErr net.Error
+	return errors.As(err, &netErr) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNREFUSED)
 }
