@@ -38,6 +38,9 @@ func TestClassifyConnectionFailures(t *testing.T) {
 	}
 
 	translate := pgDialector{postgres.New(postgres.Config{}).(*postgres.Dialector)}.Translate
+	if got := translate(connectErr); got != connectErr {
+		t.Errorf("Translate(connect error) = %v: a connect error is told apart as it is", got)
+	}
 	pg := func(code string) error {
 		return &pgconn.PgError{Severity: "FATAL", Code: code, Message: "message " + code}
 	}
@@ -49,6 +52,7 @@ func TestClassifyConnectionFailures(t *testing.T) {
 	}{
 		{"connection refused", connectErr, Unavailable},
 		{"connect error, wrapped", fmt.Errorf("open postgres: %w", connectErr), Unavailable},
+		{"connect error, translated", translate(connectErr), Unavailable},
 		{"bad connection", fmt.Errorf("begin: %w", driver.ErrBadConn), Unavailable},
 		{"connection done", sql.ErrConnDone, Unavailable},
 		{"conn closed", fmt.Errorf("commit: %w", pgconn.ErrConnClosed), Unavailable},
