@@ -52,6 +52,7 @@ func TestPostgresRestart(t *testing.T) {
 	d.wait()
 
 	s := c.settle("postgres-restart", d, time.Minute)
+	logInternalErrors(t, api)
 	outage.check(t)
 	if s.committed == 0 || s.succeeded == 0 {
 		t.Fatalf("nothing was paid: %s", s)
@@ -65,6 +66,20 @@ func TestPostgresRestart(t *testing.T) {
 	for _, p := range []*proc{api, worker} {
 		if !running(p) {
 			t.Errorf("%s exited: its pool must ride out a database restart", p.name)
+		}
+	}
+}
+
+// logInternalErrors logs the API's "internal error" lines (each answered
+// 500) with what the database said, which the output's tail may not hold.
+func logInternalErrors(t *testing.T, api *proc) {
+	t.Helper()
+	api.logs.mu.Lock()
+	lines := strings.Split(api.logs.buf.String(), "\n")
+	api.logs.mu.Unlock()
+	for _, line := range lines {
+		if strings.Contains(line, `"msg":"internal error"`) {
+			t.Logf("%s answered 500: %s", api.name, line)
 		}
 	}
 }
@@ -322,20 +337,50 @@ func (pg *pgInstance) postmasterPID() int {
 	return pid
 }
 
-// killPostmaster kills the server's postmaster with SIGKILL: its backends
-// notice and quit, nothing is shut down cleanly.
-func (pg *pgInstance) killPostmaster() {
+// crash kills the server's postmaster and every process of the server
+// with SIGKILL, as the crash of its machine would: no orphaned backend
+// goes on answering the connections it had.
+func (pg *pgInstance) crash() {
 	pg.t.Helper()
-	pid := pg.postmasterPID()
-	if pid == 0 {
+	if pg.postmasterPID() == 0 {
 		pg.t.Fatalf("%s: no postmaster.pid", pg.name)
 	}
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		pg.t.Fatalf("%s: kill -9 %d: %v", pg.name, pid, err)
+	pg.signalAll(syscall.SIGKILL)
+}
+
+// signalAll sends sig to the postmaster and each of its children (each
+// child of the postmaster leads a process group of its own, so no group
+// signal reaches them all); it does nothing if the server is not running.
+func (pg *pgInstance) signalAll(sig syscall.Signal) {
+	pid := pg.postmasterPID()
+	if pid == 0 {
+		return
+	}
+	pids := []int{pid}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces.
+		s := string(stat)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
+			pids = append(pids, child)
+		}
+	}
+	for _, p := range pids {
+		syscall.Kill(p, sig)
 	}
 }
 
-// cleanup stops the server however it is: stopped, running or killed.
+// cleanup stops the server however it is: stopped, running, frozen or
+// killed.
 func (pg *pgInstance) cleanup() {
 	if pg.t.Failed() {
 		pg.t.Logf("%s server log (last 4 kB):\n%s", pg.name, pg.logTail())
@@ -343,6 +388,7 @@ func (pg *pgInstance) cleanup() {
 	if _, err := os.Stat(filepath.Join(pg.data, "postmaster.pid")); err != nil {
 		return
 	}
+	pg.signalAll(syscall.SIGCONT) // a frozen server would not hear pg_ctl
 	if _, err := pg.tryRun("pg_ctl", "-D", pg.data, "-m", "immediate", "-w", "-t", "20", "stop"); err != nil {
 		if pid := pg.postmasterPID(); pid > 0 {
 			syscall.Kill(pid, syscall.SIGKILL)
