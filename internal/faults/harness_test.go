@@ -113,7 +113,7 @@ type cluster struct {
 func newCluster(t *testing.T, redisURL string) *cluster {
 	t.Helper()
 	db, dbURL := testenv.DBWithURL(t)
-	return newClusterWith(t, redisURL, db, dbURL)
+	return provisionCluster(t, redisURL, db, dbURL)
 }
 
 // newClusterOn provisions a scenario on the migrated database at dbURL
@@ -132,11 +132,11 @@ func newClusterOn(t *testing.T, redisURL, dbURL string) *cluster {
 	sqlDB.SetMaxOpenConns(4)
 	sqlDB.SetMaxIdleConns(4)
 	t.Cleanup(func() { sqlDB.Close() })
-	return newClusterWith(t, redisURL, db, dbURL)
+	return provisionCluster(t, redisURL, db, dbURL)
 }
 
-// newClusterWith provisions a scenario on db, whose URL is dbURL.
-func newClusterWith(t *testing.T, redisURL string, db *gorm.DB, dbURL string) *cluster {
+// provisionCluster provisions a scenario on db, whose URL is dbURL.
+func provisionCluster(t *testing.T, redisURL string, db *gorm.DB, dbURL string) *cluster {
 	t.Helper()
 	key := make([]byte, 32)
 	rand.Read(key)

@@ -49,13 +49,13 @@ func TestPostgresFailover(t *testing.T) {
 	link.cut()
 	d.markFault()
 	killed := time.Now()
-	outage := probeOutage(t, d, time.Second) // the time a failover manager takes to decide
+	outage := probePGOutage(t, d, time.Second) // the time a failover manager takes to decide
 	replica.promote()
 	t.Logf("the replica was promoted %.1fs after the primary was killed", time.Since(killed).Seconds())
 	d.wait()
 
 	s := c.settle("postgres-failover", d, 2*time.Minute)
-	logInternalErrors(t, api)
+	logAPIInternalErrors(t, api)
 	outage.check(t)
 	if acked > 0 {
 		t.Errorf("%d creates were acknowledged while the synchronous replica's link was stalled", acked)
@@ -70,7 +70,7 @@ func TestPostgresFailover(t *testing.T) {
 		t.Fatal("no create was accepted after the primary was killed: the service did not follow the failover")
 	}
 	for _, p := range []*proc{api, worker} {
-		if !running(p) {
+		if !processAlive(p) {
 			t.Errorf("%s exited: its pool must follow a failover by itself", p.name)
 		}
 	}

@@ -46,13 +46,13 @@ func TestPostgresRestart(t *testing.T) {
 	pg.stopImmediate()
 	d.markFault()
 	down := time.Now()
-	outage := probeOutage(t, d, 3*time.Second)
+	outage := probePGOutage(t, d, 3*time.Second)
 	pg.start()
 	t.Logf("PostgreSQL was down %.1fs", time.Since(down).Seconds())
 	d.wait()
 
 	s := c.settle("postgres-restart", d, time.Minute)
-	logInternalErrors(t, api)
+	logAPIInternalErrors(t, api)
 	outage.check(t)
 	if s.committed == 0 || s.succeeded == 0 {
 		t.Fatalf("nothing was paid: %s", s)
@@ -64,15 +64,15 @@ func TestPostgresRestart(t *testing.T) {
 		t.Fatal("no create was accepted after the restart: the API's pool did not recover")
 	}
 	for _, p := range []*proc{api, worker} {
-		if !running(p) {
+		if !processAlive(p) {
 			t.Errorf("%s exited: its pool must ride out a database restart", p.name)
 		}
 	}
 }
 
-// logInternalErrors logs the API's "internal error" lines (each answered
+// logAPIInternalErrors logs the API's "internal error" lines (each answered
 // 500) with what the database said, which the output's tail may not hold.
-func logInternalErrors(t *testing.T, api *proc) {
+func logAPIInternalErrors(t *testing.T, api *proc) {
 	t.Helper()
 	api.logs.mu.Lock()
 	lines := strings.Split(api.logs.buf.String(), "\n")
@@ -84,21 +84,21 @@ func logInternalErrors(t *testing.T, api *proc) {
 	}
 }
 
-// outageProbes is what creates and /readyz answered while the database
+// pgOutageProbes is what creates and /readyz answered while the database
 // was down.
-type outageProbes struct {
+type pgOutageProbes struct {
 	creates   map[int]int // by status
 	badBodies int
 	readyz    map[int]int
 	errs      int // transport errors: the API itself must keep answering
 }
 
-// probeOutage sends a create (with a key of its own, which the merchant
+// probePGOutage sends a create (with a key of its own, which the merchant
 // then gives up) and a /readyz to the first API every 200 ms for the
 // length of the outage, and records what they were answered.
-func probeOutage(t *testing.T, d *driver, length time.Duration) *outageProbes {
+func probePGOutage(t *testing.T, d *driver, length time.Duration) *pgOutageProbes {
 	t.Helper()
-	o := &outageProbes{creates: map[int]int{}, readyz: map[int]int{}}
+	o := &pgOutageProbes{creates: map[int]int{}, readyz: map[int]int{}}
 	api := d.c.apiFor(0)
 	for n, end := 0, time.Now().Add(length); time.Now().Before(end); n++ {
 		key := fmt.Sprintf("outage-probe-%d", n)
@@ -129,7 +129,7 @@ func probeOutage(t *testing.T, d *driver, length time.Duration) *outageProbes {
 
 // check fails the test unless every create sent during the outage was a
 // 503 with an {"error"} body and /readyz said 503 too.
-func (o *outageProbes) check(t *testing.T) {
+func (o *pgOutageProbes) check(t *testing.T) {
 	t.Helper()
 	if o.creates[http.StatusServiceUnavailable] == 0 {
 		t.Errorf("no create was answered 503 while the database was down: %v", o.creates)
@@ -150,9 +150,9 @@ func (o *outageProbes) check(t *testing.T) {
 	}
 }
 
-// running reports whether p's process is still alive (not exited, not a
+// processAlive reports whether p's process is still alive (not exited, not a
 // zombie waiting to be reaped).
-func running(p *proc) bool {
+func processAlive(p *proc) bool {
 	if p.cmd == nil || p.cmd.Process == nil {
 		return false
 	}
