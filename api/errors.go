@@ -73,22 +73,25 @@ var (
 	errSignatureOutsideWindow = errors.New(models.ErrTimestampWindow.Error())
 	errMethodNotAllowed       = errors.New("method not allowed")
 	errNotReady               = errors.New("not ready")
+	errDatabaseUnavailable    = errors.New("service temporarily unavailable; retry")
 )
+
+// databaseRetryAfter is the Retry-After of a 503 for an unavailable
+// database, in seconds.
+const databaseRetryAfter = "1"
 
 // statusOf returns the status and client-facing message for err. Anything
 // not in the table is an internal error: the client gets a generic message,
 // the log gets the detail.
 func statusOf(err error) (int, string, bool) {
 	// A domain error that wraps a database failure would show the driver's
-	// text: it stays in the log.
+	// text: it stays in the log. A database that cannot take or keep a
+	// connection now (too many clients, restarting) is a 503: nothing was
+	// stored, and the client's retry succeeds once it is back.
 	switch database.Classify(err) {
 	case database.NotADatabaseError:
 	case database.Unavailable:
-		// The database cannot be reached or the connection broke (a
-		// restart, a failover): a transaction cut short rolled back, and
-		// one whose commit was not acknowledged is found again by the
-		// same Idempotency-Key, so the client retries as it would any 503.
-		return http.StatusServiceUnavailable, models.ErrGatewayUnavailable.Error(), false
+		return http.StatusServiceUnavailable, errDatabaseUnavailable.Error(), false
 	default:
 		return http.StatusInternalServerError, "internal server error", false
 	}
@@ -118,7 +121,7 @@ func fail(c *gin.Context, err error) {
 	status, msg, known := statusOf(err)
 	switch {
 	case !known && status == http.StatusServiceUnavailable:
-		c.Header("Retry-After", "1")
+		c.Header("Retry-After", databaseRetryAfter)
 		slog.WarnContext(c.Request.Context(), "database unavailable",
 			slog.String("method", c.Request.Method), slog.String("route", c.FullPath()), slog.Any("error", err))
 	case !known:

@@ -13,15 +13,14 @@ import (
 )
 
 // A database that cannot be reached (restarting, failing over) is a 503
-// the client retries, in the gateway-unavailable words and without the
-// driver's text; any other database failure stays a 500 that names
+// the client retries, without the driver's text; any other database failure stays a 500 that names
 // nothing; a domain error keeps its own status.
 func TestStatusOfDatabaseFailures(t *testing.T) {
 	t.Parallel()
 	pg := func(code string) error {
 		return &pgconn.PgError{Severity: "FATAL", Code: code, Message: "secret driver text " + code}
 	}
-	unavailable := models.ErrGatewayUnavailable.Error()
+	unavailable := errDatabaseUnavailable.Error()
 	for _, tc := range []struct {
 		name   string
 		err    error
@@ -37,7 +36,7 @@ func TestStatusOfDatabaseFailures(t *testing.T) {
 		{"a domain error wrapping a lost connection", fmt.Errorf("%w: %w", models.ErrConflict, pg("57P01")), http.StatusServiceUnavailable, unavailable},
 		{"syntax error", pg("42601"), http.StatusInternalServerError, "internal server error"},
 		{"a domain error wrapping a refusal", fmt.Errorf("%w: %w", models.ErrInsufficientBalance, pg("23514")), http.StatusInternalServerError, "internal server error"},
-		{"the vendor unavailable", models.ErrGatewayUnavailable, http.StatusServiceUnavailable, unavailable},
+		{"the vendor unavailable", models.ErrGatewayUnavailable, http.StatusServiceUnavailable, models.ErrGatewayUnavailable.Error()},
 		{"an unknown error", errors.New("boom"), http.StatusInternalServerError, "internal server error"},
 	} {
 		status, msg, _ := statusOf(tc.err)

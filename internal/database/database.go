@@ -118,7 +118,7 @@ func Open(databaseURL string) (*gorm.DB, error) {
 type pgDialector struct{ *postgres.Dialector }
 
 func (d pgDialector) Translate(err error) error {
-	if connectionFailure(err) { // already told apart: a connect error, a marked one
+	if Classify(err) == Unavailable { // already told apart: a connect error, a marked one
 		return err
 	}
 	if translated := d.Dialector.Translate(err); translated != err {

@@ -1,14 +1,10 @@
 package database
 
 import (
-	"context"
 	"database/sql"
 	"database/sql/driver"
 	"errors"
-	"io"
-	"net"
 	"strings"
-	"syscall"
 
 	sqlitedriver "github.com/glebarez/go-sqlite"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -43,6 +39,9 @@ func Classify(err error) Failure {
 	if err == nil {
 		return NotADatabaseError
 	}
+	if connectionLost(err) {
+		return Unavailable
+	}
 	switch {
 	case errors.Is(err, gorm.ErrDuplicatedKey):
 		return Conflict
@@ -51,9 +50,12 @@ func Classify(err error) Failure {
 	case errors.Is(err, gorm.ErrCheckConstraintViolated):
 		return OutOfRange
 	}
-	// Before the server's refusals: a failed connect wraps the server's
-	// answer (57P03 while it starts) as a PgError.
-	if connectionFailure(err) {
+	// A connection that could not be made is unavailable whatever the
+	// server said (too many clients, starting up, shutting down): nothing
+	// ran, and the same request succeeds once it takes connections again.
+	// Not any net.Error: a vendor's timeout is not the database's.
+	var connErr *pgconn.ConnectError
+	if errors.As(err, &connErr) || errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) {
 		return Unavailable
 	}
 	var pgErr *pgconn.PgError
@@ -65,6 +67,13 @@ func Classify(err error) Failure {
 			return MissingReference
 		case "23514":
 			return OutOfRange
+		case "53300", "57P01", "57P02", "57P03":
+			// Too many connections; an administrator's or a crash
+			// shutdown ending the session; not accepting connections yet.
+			return Unavailable
+		}
+		if strings.HasPrefix(pgErr.Code, "08") { // connection exception
+			return Unavailable
 		}
 		return OtherFailure
 	}
@@ -86,51 +95,4 @@ func Classify(err error) Failure {
 		return OtherFailure
 	}
 	return NotADatabaseError
-}
-
-// connectionFailure reports whether err says the database could not be
-// reached or the connection broke, rather than that the database refused
-// a statement: a restart, a crash or a failover in progress. Not any
-// net.Error: a vendor's timeout is not the database's; a network error
-// counts only when the database handle itself marked it (lostConnection).
-func connectionFailure(err error) bool {
-	var connErr *pgconn.ConnectError
-	var lost *lostConnection
-	if errors.As(err, &connErr) || errors.As(err, &lost) || errors.Is(err, driver.ErrBadConn) ||
-		errors.Is(err, sql.ErrConnDone) || errors.Is(err, pgconn.ErrConnClosed) {
-		return true
-	}
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		switch {
-		case strings.HasPrefix(pgErr.Code, "08"): // connection exception
-			return true
-		case pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03":
-			// admin_shutdown, crash_shutdown, cannot_connect_now: the
-			// server is stopping, crashed or is still starting up.
-			return true
-		}
-	}
-	return false
-}
-
-// lostConnection marks a network error met by a statement of the
-// PostgreSQL handle (pgDialector.Translate): the connection broke under
-// it, so it is the database's failure and not, say, a vendor's.
-type lostConnection struct{ err error }
-
-func (e *lostConnection) Error() string { return "database connection lost: " + e.err.Error() }
-func (e *lostConnection) Unwrap() error { return e.err }
-
-// brokenConnection reports whether err, returned by the driver, is the
-// network failing under a statement: the server went away (EOF, reset,
-// refused) or stopped answering. The caller's own cancellation or
-// deadline is not.
-func brokenConnection(err error) bool {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return false
-	}
-	var netErr net.Error
-	return errors.As(err, &netErr) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNREFUSED)
 }

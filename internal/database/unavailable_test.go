@@ -68,7 +68,7 @@ func TestClassifyConnectionFailures(t *testing.T) {
 		{"translated twice", translate(translate(reset)), Unavailable},
 		{"unique violation, translated", translate(pg("23505")), Conflict},
 		{"syntax error", translate(pg("42601")), OtherFailure},
-		{"too many connections", pg("53300"), OtherFailure},
+		{"too many connections", pg("53300"), Unavailable},
 		{"query canceled", pg("57014"), OtherFailure},
 		{"caller's deadline under a statement", translate(context.DeadlineExceeded), NotADatabaseError},
 		{"caller's cancellation under a statement", translate(context.Canceled), NotADatabaseError},
