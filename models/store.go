@@ -196,7 +196,7 @@ func (s *Store) FindClientWallet(ctx context.Context, clientID, walletID uuid.UU
 		return nil, ErrWalletNotFound
 	}
 	if err != nil {
-		return nil, err
+		return nil, TranslateDBError(s.DB, err)
 	}
 	return &w, nil
 }
@@ -221,4 +221,17 @@ func (s *Store) ActivateWallet(ctx context.Context, id uuid.UUID) (*Wallet, erro
 		return nil, ErrWalletNotFound
 	}
 	return s.FindWallet(ctx, id)
+}
+
+// TranslateDBError passes err, met by a statement whose error gorm does
+// not see (a Row's Scan: the query's error surfaces only there), through
+// the dialect's translator as gorm does its own statements' errors: a
+// unique violation becomes gorm.ErrDuplicatedKey, and on PostgreSQL a
+// connection that broke under the statement is marked as the database's,
+// so that the API answers it 503 and not 500.
+func TranslateDBError(db *gorm.DB, err error) error {
+	if t, ok := db.Dialector.(gorm.ErrorTranslator); ok && err != nil {
+		return t.Translate(err)
+	}
+	return err
 }

@@ -143,7 +143,7 @@ func (s *Service) lookup(ctx context.Context, client *models.Client, req CreateR
 		return nil, false, models.ErrWalletNotFound
 	}
 	if err != nil {
-		return nil, false, err
+		return nil, false, models.TranslateDBError(s.db, err)
 	}
 	return &w, keyTaken, nil
 }

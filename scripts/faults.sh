@@ -26,6 +26,16 @@ else
 		command -v "$cmd" >/dev/null 2>&1 || die "$cmd is missing: run as root to install it (apt-get install postgresql redis-server redis-tools)"
 	done
 fi
+# The PostgreSQL scenarios run clusters of their own with initdb and
+# pg_ctl, which Debian keeps off PATH: they look in pg_config --bindir,
+# then /usr/lib/postgresql/*/bin, as here.
+pg_bin=$(pg_config --bindir 2>/dev/null || true)
+if [ ! -x "$pg_bin/initdb" ]; then
+	pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+fi
+for cmd in initdb pg_ctl pg_basebackup; do
+	[ -n "$pg_bin" ] && [ -x "$pg_bin/$cmd" ] || die "$cmd not found in pg_config --bindir or /usr/lib/postgresql/*/bin: apt-get install postgresql"
+done
 
 phase "PostgreSQL"
 start_postgres

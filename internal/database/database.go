@@ -78,7 +78,8 @@ func Open(databaseURL string) (*gorm.DB, error) {
 			return nil, fmt.Errorf("DATABASE_URL: %w", err)
 		}
 		pool := stdlib.OpenDB(*connConfig, stdlib.OptionAfterConnect(registerTypes))
-		db, err := gorm.Open(postgres.New(postgres.Config{Conn: pool}), cfg)
+		dialector := postgres.New(postgres.Config{Conn: pool}).(*postgres.Dialector)
+		db, err := gorm.Open(pgDialector{dialector}, cfg)
 		if err != nil {
 			pool.Close()
 			return nil, fmt.Errorf("open postgres: %w", err)
@@ -106,6 +107,27 @@ func Open(databaseURL string) (*gorm.DB, error) {
 		sqlDB.SetMaxOpenConns(1)
 		return db, nil
 	}
+}
+
+// pgDialector is gorm's PostgreSQL dialect that also marks, among the
+// errors of its statements, those of a connection that broke under them
+// (lostConnection): a network error is the database's only when the
+// database handle met it, so Classify can call it Unavailable without
+// mistaking a vendor's network error for the database's. gorm passes
+// every statement's error, a begin's and a commit's through Translate.
+type pgDialector struct{ *postgres.Dialector }
+
+func (d pgDialector) Translate(err error) error {
+	if Classify(err) == Unavailable { // already told apart: a connect error, a marked one
+		return err
+	}
+	if translated := d.Dialector.Translate(err); translated != err {
+		return translated
+	}
+	if brokenConnection(err) {
+		return &lostConnection{err: err}
+	}
+	return err
 }
 
 // sqliteDSN turns sqlite:///path/to.db (or file:path) into the driver's DSN

@@ -24,6 +24,7 @@ import (
 
 	"github.com/payoutd/payoutd/admin"
 	"github.com/payoutd/payoutd/internal/credentials"
+	"github.com/payoutd/payoutd/internal/database"
 	"github.com/payoutd/payoutd/internal/testenv"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/signature"
@@ -112,6 +113,31 @@ type cluster struct {
 func newCluster(t *testing.T, redisURL string) *cluster {
 	t.Helper()
 	db, dbURL := testenv.DBWithURL(t)
+	return provisionCluster(t, redisURL, db, dbURL)
+}
+
+// newClusterOn provisions a scenario on the migrated database at dbURL
+// (a PostgreSQL of the scenario's own); the test's handle on it has a
+// small pool and closes at the end.
+func newClusterOn(t *testing.T, redisURL, dbURL string) *cluster {
+	t.Helper()
+	db, err := database.Open(dbURL)
+	if err != nil {
+		t.Fatalf("open %s: %v", dbURL, err)
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sqlDB.SetMaxOpenConns(4)
+	sqlDB.SetMaxIdleConns(4)
+	t.Cleanup(func() { sqlDB.Close() })
+	return provisionCluster(t, redisURL, db, dbURL)
+}
+
+// provisionCluster provisions a scenario on db, whose URL is dbURL.
+func provisionCluster(t *testing.T, redisURL string, db *gorm.DB, dbURL string) *cluster {
+	t.Helper()
 	key := make([]byte, 32)
 	rand.Read(key)
 	c := &cluster{t: t, db: db, dbURL: dbURL, secretsKey: hex.EncodeToString(key), apiAddr: freeAddr(t)}

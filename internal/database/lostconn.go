@@ -1,0 +1,42 @@
+package database
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"syscall"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// connectionLost reports whether err is a connection that broke under a
+// statement (a restart, a crash, a failover): one the PostgreSQL handle
+// marked (lostConnection), or one pgx had already closed. Classify calls it
+// Unavailable, as it does a connection that could not be made.
+func connectionLost(err error) bool {
+	var lost *lostConnection
+	return errors.As(err, &lost) || errors.Is(err, pgconn.ErrConnClosed)
+}
+
+// lostConnection marks a network error met by a statement of the
+// PostgreSQL handle (pgDialector.Translate): the connection broke under
+// it, so it is the database's failure and not, say, a vendor's, whose
+// network errors Classify leaves alone.
+type lostConnection struct{ err error }
+
+func (e *lostConnection) Error() string { return "database connection lost: " + e.err.Error() }
+func (e *lostConnection) Unwrap() error { return e.err }
+
+// brokenConnection reports whether err, returned by the driver, is the
+// network failing under a statement: the server went away (EOF, reset,
+// refused) or stopped answering. The caller's own cancellation or
+// deadline is not.
+func brokenConnection(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var netErr net.Error
+	return errors.As(err, &netErr) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNREFUSED)
+}
