@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/payoutd/payoutd/internal/database"
 	"github.com/payoutd/payoutd/internal/logging"
 	"github.com/payoutd/payoutd/vendors/sandbox"
 	"github.com/payoutd/payoutd/vendors/vendorsim"
@@ -27,8 +28,10 @@ import (
 // VENDORSIM_CALLBACK_URL/<vendor> when it is set. Configuration:
 // VENDORSIM_ADDR (default :8090), VENDORSIM_TOKEN (required: the bearer
 // token clients send), VENDORSIM_CALLBACK_SECRET (required, another secret:
-// the key callbacks are signed with), VENDORSIM_CALLBACK_URL (optional) and
-// SANDBOX_COMPLETE_AFTER (default 2s). Flags: --addr overrides
+// the key callbacks are signed with), VENDORSIM_CALLBACK_URL (optional),
+// VENDORSIM_DATABASE_URL (optional: keep the payouts in that database's
+// sandbox_payouts table, migrated at start, so that they outlive the
+// process; default in memory) and SANDBOX_COMPLETE_AFTER (default 2s). Flags: --addr overrides
 // VENDORSIM_ADDR; --provider xendit serves a Xendit simulator instead
 // (runXenditSim), --provider snap --bank B a SNAP BI bank (runSnapSim).
 func runVendorSim(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
@@ -70,11 +73,16 @@ func runVendorSim(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		return err
 	}
 	log := logging.New(stderr, slog.LevelInfo)
+	store, closeStore, err := vendorSimStore(ctx, settings.databaseURL)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
 
 	sim, err := vendorsim.NewServer(vendorsim.ServerOptions{
 		Token:          settings.token,
 		CallbackSecret: settings.callbackSecret,
-		Sandbox:        sandbox.Options{CompleteAfter: settings.completeAfter},
+		Sandbox:        sandbox.Options{CompleteAfter: settings.completeAfter, Store: store},
 		CallbackURL:    settings.callbackURL,
 		Logger:         log,
 	})
@@ -88,7 +96,8 @@ func runVendorSim(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	srv := simServer(sim, log)
 	log.Info("vendorsim listening", slog.String("addr", ln.Addr().String()),
 		slog.String("vendors", sandbox.SimBank+","+sandbox.SimWallet),
-		slog.String("callback_url", settings.callbackURL), slog.Duration("complete_after", settings.completeAfter))
+		slog.String("callback_url", settings.callbackURL), slog.Duration("complete_after", settings.completeAfter),
+		slog.Bool("durable", store != nil))
 	fmt.Fprintf(stdout, "vendorsim: simbank and simwallet on http://%s/v1/{simbank,simwallet} (sandbox only, no real money)\n", ln.Addr())
 
 	return serveSim(ctx, sim.Run, srv, ln, log)
@@ -102,6 +111,9 @@ type vendorSimSettings struct {
 	callbackSecret string
 	callbackURL    string
 	completeAfter  time.Duration
+	// databaseURL keeps the sandbox payouts (VENDORSIM_DATABASE_URL);
+	// empty: in memory.
+	databaseURL string
 }
 
 // readVendorSimSettings reads and checks runVendorSim's variables, stopping
@@ -132,9 +144,41 @@ func readVendorSimSettings(getenv func(string) string) (vendorSimSettings, error
 			return s, fmt.Errorf("VENDORSIM_CALLBACK_URL=%q: want an http(s) URL such as http://127.0.0.1:8080/vendor-callbacks", s.callbackURL)
 		}
 	}
+	s.databaseURL = strings.TrimSpace(getenv("VENDORSIM_DATABASE_URL"))
+	if s.databaseURL != "" {
+		if _, err := database.DialectOf(s.databaseURL); err != nil {
+			return s, errors.New("VENDORSIM_DATABASE_URL must start with postgres://, postgresql://, sqlite:// or file:")
+		}
+	}
 	var err error
 	s.completeAfter, err = simCompleteAfter(getenv, s.completeAfter)
 	return s, err
+}
+
+// vendorSimStore is where the simulator keeps the payouts it accepted: nil
+// (each vendor's memory, lost with the process) without a database URL,
+// else a sandbox.DBStore over that database, migrated first. A real
+// vendor's payouts outlive its processes: with a database, a simulator
+// killed and restarted still knows every payout it accepted, so the
+// service's status checks and its resolution of unanswered submits get
+// the truth instead of "unknown payout". release closes the database.
+func vendorSimStore(ctx context.Context, databaseURL string) (store sandbox.Store, release func(), err error) {
+	if databaseURL == "" {
+		return nil, func() {}, nil
+	}
+	db, err := database.Open(databaseURL)
+	if err != nil {
+		return nil, nil, fmt.Errorf("VENDORSIM_DATABASE_URL: %w", err)
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := database.Migrate(ctx, db); err != nil {
+		sqlDB.Close()
+		return nil, nil, fmt.Errorf("VENDORSIM_DATABASE_URL: %w", err)
+	}
+	return sandbox.NewDBStore(db), func() { sqlDB.Close() }, nil
 }
 
 // serveSim runs a simulator's callback loop and its HTTP server on ln

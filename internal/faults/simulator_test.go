@@ -1,0 +1,158 @@
+package faults
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/payoutd/payoutd/internal/testenv"
+	"github.com/payoutd/payoutd/vendors/sandbox"
+	"github.com/payoutd/payoutd/vendors/vendorsim"
+)
+
+// clusterOptions choose a scenario's simulator (newClusterWith). The zero
+// value is newCluster's: the simulator served by the test, answering at
+// once.
+type clusterOptions struct {
+	// submitDelay puts a front before the simulator (c.front) that holds
+	// each payout submit this long before the vendor takes it, so that a
+	// process killed mid-batch dies with submits on the wire. The vendor
+	// takes a submit even when its caller has gone meanwhile, as a real
+	// one does: the payout is made, the answer is lost.
+	submitDelay time.Duration
+	// simProcess runs the simulator as a `payoutd vendorsim` process
+	// (c.simProc), which the scenario may kill and restart, keeping its
+	// payouts in a database of its own (VENDORSIM_DATABASE_URL) as a real
+	// vendor keeps them across restarts. Submits are then counted from
+	// what that process stored (its status API), not by the test.
+	simProcess bool
+	// noCallbacks: the simulator never calls back (a vendor whose
+	// notifications are off or lost), so the service learns every outcome
+	// by asking: a submit left unanswered by a dead process is resolved
+	// only by the sweep's status check.
+	noCallbacks bool
+	// simInMemory (with simProcess) leaves out VENDORSIM_DATABASE_URL:
+	// the simulator forgets every payout when it dies.
+	simInMemory bool
+}
+
+// submitCalls is how many times the vendor was asked to pay reference
+// (0 when it never was), as the vendor itself counted it.
+func (c *cluster) submitCalls(ctx context.Context, reference string) (int, error) {
+	if c.simCalls != nil {
+		return c.simCalls(ctx, reference)
+	}
+	return c.sim.Vendor(sandbox.SimBank).SubmitCalls(ctx, reference)
+}
+
+// simFront stands before the simulator and holds every payout submit for
+// delay before passing it on, counting the submits on the wire and those
+// whose caller had hung up (or died) by the time the vendor answered.
+type simFront struct {
+	delay   time.Duration
+	next    http.Handler
+	onWire  atomic.Int64
+	unheard atomic.Int64
+}
+
+// frontFor returns next, or a simFront before it when o asks for one
+// (kept as c.front).
+func (c *cluster) frontFor(o clusterOptions, next http.Handler) http.Handler {
+	if o.submitDelay <= 0 {
+		return next
+	}
+	c.front = &simFront{delay: o.submitDelay, next: next}
+	return c.front
+}
+
+func (f *simFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// POST /v1/{vendor}/payouts: a submit (not /complete).
+	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	if r.Method != http.MethodPost || len(parts) != 3 || parts[2] != "payouts" {
+		f.next.ServeHTTP(w, r)
+		return
+	}
+	f.onWire.Add(1)
+	defer f.onWire.Add(-1)
+	// The whole request is in hand: the vendor takes it whatever the
+	// caller does next.
+	body, _ := io.ReadAll(r.Body)
+	caller := r.Context()
+	r = r.WithContext(context.WithoutCancel(caller))
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	time.Sleep(f.delay)
+	f.next.ServeHTTP(w, r)
+	if caller.Err() != nil {
+		f.unheard.Add(1)
+	}
+}
+
+// startSimProcess starts `payoutd vendorsim` on an address of its own,
+// calling back to the first API, waits until it answers and returns the
+// URL the service reaches it at: its own, or with a submitDelay its
+// front's.
+func (c *cluster) startSimProcess(o clusterOptions) string {
+	t := c.t
+	t.Helper()
+	addr := freeAddr(t)
+	env := []string{"VENDORSIM_ADDR=" + addr, "VENDORSIM_TOKEN=" + simToken, "VENDORSIM_CALLBACK_SECRET=" + simCallbackSecret,
+		"SANDBOX_COMPLETE_AFTER=200ms"}
+	if !o.noCallbacks {
+		env = append(env, "VENDORSIM_CALLBACK_URL=http://"+c.apiAddr+"/vendor-callbacks")
+	}
+	if !o.simInMemory {
+		_, simDB := testenv.DBWithURL(t) // the vendor's own database
+		env = append(env, "VENDORSIM_DATABASE_URL="+simDB)
+	}
+	c.simProc = startProc(t, "vendorsim", payoutdBin, []string{"vendorsim"}, env)
+	direct := "http://" + addr
+	client, err := vendorsim.NewClient(direct, sandbox.SimBank, vendorsim.Secrets{Token: simToken, CallbackSecret: simCallbackSecret}, vendorsim.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.simCalls = client.SubmitCalls
+	c.waitSimReady(30 * time.Second)
+	if o.submitDelay <= 0 {
+		return direct
+	}
+	target, _ := url.Parse(direct)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.ErrorLog = log.New(io.Discard, "", 0)
+	front := httptest.NewServer(c.frontFor(o, proxy))
+	t.Cleanup(front.Close)
+	return front.URL
+}
+
+// waitSimReady waits until the simulator process answers.
+func (c *cluster) waitSimReady(within time.Duration) {
+	c.t.Helper()
+	_, port, _ := strings.Cut(c.simProc.envValue("VENDORSIM_ADDR"), ":")
+	waitFor(c.t, "the vendor simulator answering", within, func() bool {
+		req, _ := http.NewRequest(http.MethodGet, "http://127.0.0.1:"+port+"/v1/simbank/banks", nil)
+		req.Header.Set("Authorization", "Bearer "+simToken)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+}
+
+// envValue is the value of the process's variable k ("" if unset).
+func (p *proc) envValue(k string) string {
+	for _, kv := range p.env {
+		if v, ok := strings.CutPrefix(kv, k+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
