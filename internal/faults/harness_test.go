@@ -130,28 +130,22 @@ func newClusterWith(t *testing.T, redisURL string, o clusterOptions) *cluster {
 	rand.Read(key)
 	c := &cluster{t: t, db: db, dbURL: dbURL, secretsKey: hex.EncodeToString(key), apiAddr: freeAddr(t)}
 
-	var simURL string
+	sim, err := vendorsim.NewServer(vendorsim.ServerOptions{Token: simToken, CallbackSecret: simCallbackSecret,
+		CallbackURL: o.callbackURL(c.apiAddr), PollInterval: 100 * time.Millisecond,
+		Sandbox: sandbox.Options{CompleteAfter: 200 * time.Millisecond},
+		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.sim = sim
+	simHTTP := httptest.NewServer(c.frontFor(o, sim))
+	t.Cleanup(simHTTP.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go sim.Run(ctx)
+	simURL := simHTTP.URL
 	if o.simProcess {
-		simURL = c.startSimProcess(o)
-	} else {
-		callbackURL := "http://" + c.apiAddr + "/vendor-callbacks"
-		if o.noCallbacks {
-			callbackURL = ""
-		}
-		sim, err := vendorsim.NewServer(vendorsim.ServerOptions{Token: simToken, CallbackSecret: simCallbackSecret,
-			CallbackURL: callbackURL, PollInterval: 100 * time.Millisecond,
-			Sandbox: sandbox.Options{CompleteAfter: 200 * time.Millisecond},
-			Logger:  slog.New(slog.NewTextHandler(io.Discard, nil))})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.sim = sim
-		simHTTP := httptest.NewServer(c.frontFor(o, sim))
-		t.Cleanup(simHTTP.Close)
-		ctx, cancel := context.WithCancel(context.Background())
-		t.Cleanup(cancel)
-		go sim.Run(ctx)
-		simURL = simHTTP.URL
+		simURL = c.startSimProcess(o) // the in-test simulator idles
 	}
 
 	c.env = append(os.Environ(),

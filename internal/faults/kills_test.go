@@ -115,7 +115,7 @@ func TestVendorSimKilled(t *testing.T) {
 	defer stop()
 	d := c.drive(ctx, 8, 30*time.Second)
 	time.Sleep(3 * time.Second)
-	waitFor(t, "submits on the wire", 10*time.Second, func() bool { return c.front.onWire.Load() > 0 })
+	waitFor(t, "submits on the wire", 10*time.Second, func() bool { return c.front.onWire.Load() >= 4 })
 	c.simProc.kill()
 	d.markFault()
 	wire := c.front.onWire.Load()

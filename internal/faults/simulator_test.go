@@ -32,7 +32,8 @@ type clusterOptions struct {
 	// (c.simProc), which the scenario may kill and restart, keeping its
 	// payouts in a database of its own (VENDORSIM_DATABASE_URL) as a real
 	// vendor keeps them across restarts. Submits are then counted from
-	// what that process stored (its status API), not by the test.
+	// what that process stored (its status API), not by the test: use
+	// c.submitCalls, c.sim being then an in-test simulator left idle.
 	simProcess bool
 	// noCallbacks: the simulator never calls back (a vendor whose
 	// notifications are off or lost), so the service learns every outcome
@@ -63,10 +64,20 @@ type simFront struct {
 	unheard atomic.Int64
 }
 
-// frontFor returns next, or a simFront before it when o asks for one
-// (kept as c.front).
+// callbackURL is where the simulator calls back: the first API's
+// /vendor-callbacks, or nowhere with noCallbacks.
+func (o clusterOptions) callbackURL(apiAddr string) string {
+	if o.noCallbacks {
+		return ""
+	}
+	return "http://" + apiAddr + "/vendor-callbacks"
+}
+
+// frontFor returns the in-test simulator next, or a simFront before it
+// when o asks for one (kept as c.front). A simulator process gets its
+// front from startSimProcess.
 func (c *cluster) frontFor(o clusterOptions, next http.Handler) http.Handler {
-	if o.submitDelay <= 0 {
+	if o.submitDelay <= 0 || o.simProcess {
 		return next
 	}
 	c.front = &simFront{delay: o.submitDelay, next: next}
@@ -104,10 +115,7 @@ func (c *cluster) startSimProcess(o clusterOptions) string {
 	t.Helper()
 	addr := freeAddr(t)
 	env := []string{"VENDORSIM_ADDR=" + addr, "VENDORSIM_TOKEN=" + simToken, "VENDORSIM_CALLBACK_SECRET=" + simCallbackSecret,
-		"SANDBOX_COMPLETE_AFTER=200ms"}
-	if !o.noCallbacks {
-		env = append(env, "VENDORSIM_CALLBACK_URL=http://"+c.apiAddr+"/vendor-callbacks")
-	}
+		"VENDORSIM_CALLBACK_URL=" + o.callbackURL(c.apiAddr), "SANDBOX_COMPLETE_AFTER=200ms"}
 	if !o.simInMemory {
 		_, simDB := testenv.DBWithURL(t) // the vendor's own database
 		env = append(env, "VENDORSIM_DATABASE_URL="+simDB)
@@ -126,7 +134,8 @@ func (c *cluster) startSimProcess(o clusterOptions) string {
 	target, _ := url.Parse(direct)
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	proxy.ErrorLog = log.New(io.Discard, "", 0)
-	front := httptest.NewServer(c.frontFor(o, proxy))
+	c.front = &simFront{delay: o.submitDelay, next: proxy}
+	front := httptest.NewServer(c.front)
 	t.Cleanup(front.Close)
 	return front.URL
 }
