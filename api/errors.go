@@ -73,15 +73,26 @@ var (
 	errSignatureOutsideWindow = errors.New(models.ErrTimestampWindow.Error())
 	errMethodNotAllowed       = errors.New("method not allowed")
 	errNotReady               = errors.New("not ready")
+	errDatabaseUnavailable    = errors.New("service temporarily unavailable; retry")
 )
+
+// databaseRetryAfter is the Retry-After of a 503 for an unavailable
+// database, in seconds.
+const databaseRetryAfter = "1"
 
 // statusOf returns the status and client-facing message for err. Anything
 // not in the table is an internal error: the client gets a generic message,
 // the log gets the detail.
 func statusOf(err error) (int, string, bool) {
 	// A domain error that wraps a database failure would show the driver's
-	// text: it stays in the log.
-	if database.Classify(err) != database.NotADatabaseError {
+	// text: it stays in the log. A database that cannot take or keep a
+	// connection now (too many clients, restarting) is a 503: nothing was
+	// stored, and the client's retry succeeds once it is back.
+	switch database.Classify(err) {
+	case database.NotADatabaseError:
+	case database.Unavailable:
+		return http.StatusServiceUnavailable, errDatabaseUnavailable.Error(), false
+	default:
 		return http.StatusInternalServerError, "internal server error", false
 	}
 	var v *models.ValidationError
@@ -108,7 +119,12 @@ func fail(c *gin.Context, err error) {
 		c.Header("Retry-After", retryAfterSeconds(limited.retryAfter))
 	}
 	status, msg, known := statusOf(err)
-	if !known {
+	switch {
+	case !known && status == http.StatusServiceUnavailable:
+		c.Header("Retry-After", databaseRetryAfter)
+		slog.WarnContext(c.Request.Context(), "database unavailable",
+			slog.String("method", c.Request.Method), slog.String("route", c.FullPath()), slog.Any("error", err))
+	case !known:
 		slog.ErrorContext(c.Request.Context(), "internal error",
 			slog.String("method", c.Request.Method), slog.String("route", c.FullPath()), slog.Any("error", err))
 	}

@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"strings"
 
 	sqlitedriver "github.com/glebarez/go-sqlite"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -46,6 +47,14 @@ func Classify(err error) Failure {
 	case errors.Is(err, gorm.ErrCheckConstraintViolated):
 		return OutOfRange
 	}
+	// A connection that could not be made is unavailable whatever the
+	// server said (too many clients, starting up, shutting down): nothing
+	// ran, and the same request succeeds once it takes connections again.
+	// Not any net.Error: a vendor's timeout is not the database's.
+	var connErr *pgconn.ConnectError
+	if errors.As(err, &connErr) || errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) {
+		return Unavailable
+	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		switch pgErr.Code {
@@ -55,13 +64,15 @@ func Classify(err error) Failure {
 			return MissingReference
 		case "23514":
 			return OutOfRange
+		case "53300", "57P01", "57P02", "57P03":
+			// Too many connections; an administrator's or a crash
+			// shutdown ending the session; not accepting connections yet.
+			return Unavailable
+		}
+		if strings.HasPrefix(pgErr.Code, "08") { // connection exception
+			return Unavailable
 		}
 		return OtherFailure
-	}
-	// Not any net.Error: a vendor's timeout is not the database's.
-	var connErr *pgconn.ConnectError
-	if errors.As(err, &connErr) || errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) {
-		return Unavailable
 	}
 	var liteErr *sqlitedriver.Error
 	if errors.As(err, &liteErr) {
