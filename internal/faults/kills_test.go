@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/payoutd/payoutd/internal/testenv"
 	"github.com/payoutd/payoutd/models"
 )
 
@@ -24,7 +23,7 @@ import (
 // took are not submitted again.
 func TestAPIKilled(t *testing.T) {
 	scenario(t, quick)
-	c := newClusterWith(t, testenv.RedisDatabase(t), clusterOptions{submitDelay: 300 * time.Millisecond, noCallbacks: true})
+	c := newClusterWith(t, privateRedis(t), clusterOptions{submitDelay: 300 * time.Millisecond, noCallbacks: true})
 	api := c.startAPI("DISBURSEMENT_SUBMIT_WAIT=5s")
 	c.startPayoutd("worker", []string{"worker"})
 
@@ -43,6 +42,7 @@ func TestAPIKilled(t *testing.T) {
 	d.wait()
 
 	s := c.settle("api-killed", d, 90*time.Second)
+	c.logTakeover(orphaned)
 	if s.committed == 0 || s.succeeded == 0 {
 		t.Fatalf("nothing was paid: %s", s)
 	}
@@ -64,7 +64,7 @@ func TestAPIKilled(t *testing.T) {
 // what the vendor never received.
 func TestWorkerKilled(t *testing.T) {
 	scenario(t, quick)
-	c := newClusterWith(t, testenv.RedisDatabase(t), clusterOptions{submitDelay: 300 * time.Millisecond, noCallbacks: true})
+	c := newClusterWith(t, privateRedis(t), clusterOptions{submitDelay: 300 * time.Millisecond, noCallbacks: true})
 	c.startAPI()
 	worker := c.startPayoutd("worker", []string{"worker"})
 
@@ -82,6 +82,7 @@ func TestWorkerKilled(t *testing.T) {
 	d.wait()
 
 	s := c.settle("worker-killed", d, 90*time.Second)
+	c.logTakeover(orphaned)
 	if s.committed == 0 || s.succeeded == 0 {
 		t.Fatalf("nothing was paid: %s", s)
 	}
@@ -107,7 +108,7 @@ func TestWorkerKilled(t *testing.T) {
 // paid twice, counted from the vendor's own store.
 func TestVendorSimKilled(t *testing.T) {
 	scenario(t, quick)
-	c := newClusterWith(t, testenv.RedisDatabase(t), clusterOptions{simProcess: true, submitDelay: 100 * time.Millisecond})
+	c := newClusterWith(t, privateRedis(t), clusterOptions{simProcess: true, submitDelay: 100 * time.Millisecond})
 	c.startAPI()
 	c.startPayoutd("worker", []string{"worker"})
 
@@ -116,9 +117,9 @@ func TestVendorSimKilled(t *testing.T) {
 	d := c.drive(ctx, 8, 30*time.Second)
 	time.Sleep(3 * time.Second)
 	waitFor(t, "submits on the wire", 10*time.Second, func() bool { return c.front.onWire.Load() >= 4 })
+	wire := c.front.onWire.Load()
 	c.simProc.kill()
 	d.markFault()
-	wire := c.front.onWire.Load()
 	time.Sleep(3 * time.Second)
 	orphaned := c.claimedUnanswered()
 	t.Logf("killed the vendor with %d submits on the wire; %d payouts claimed, unanswered while it is down", wire, orphaned)
@@ -127,6 +128,7 @@ func TestVendorSimKilled(t *testing.T) {
 	d.wait()
 
 	s := c.settle("vendorsim-killed", d, 2*time.Minute)
+	c.logTakeover(orphaned)
 	if s.committed == 0 || s.succeeded == 0 {
 		t.Fatalf("nothing was paid: %s", s)
 	}
@@ -141,4 +143,14 @@ func (c *cluster) claimedUnanswered() int64 {
 	var n int64
 	c.db.Model(&models.Disbursement{}).Where("status = ? AND submit_attempts > 0", models.StatusVerified).Count(&n)
 	return n
+}
+
+// logTakeover says how the payouts left claimed and unanswered were
+// resolved: those submitted again (a second attempt: the vendor said it
+// never had them) and those the vendor's answer to the status check
+// settled.
+func (c *cluster) logTakeover(orphaned int64) {
+	var again int64
+	c.db.Model(&models.Disbursement{}).Where("submit_attempts > 1").Count(&again)
+	c.t.Logf("%d payouts were left claimed and unanswered; %d were submitted again because the vendor never had them, the rest settled by asking it", orphaned, again)
 }

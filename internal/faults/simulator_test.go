@@ -5,15 +5,18 @@ import (
 	"context"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"testing"
 	"time"
 
-	"github.com/payoutd/payoutd/internal/testenv"
 	"github.com/payoutd/payoutd/vendors/sandbox"
 	"github.com/payoutd/payoutd/vendors/vendorsim"
 )
@@ -30,10 +33,11 @@ type clusterOptions struct {
 	submitDelay time.Duration
 	// simProcess runs the simulator as a `payoutd vendorsim` process
 	// (c.simProc), which the scenario may kill and restart, keeping its
-	// payouts in a database of its own (VENDORSIM_DATABASE_URL) as a real
-	// vendor keeps them across restarts. Submits are then counted from
-	// what that process stored (its status API), not by the test: use
-	// c.submitCalls, c.sim being then an in-test simulator left idle.
+	// payouts in a database of its own (VENDORSIM_DATABASE_URL, an SQLite
+	// file) as a real vendor keeps them across restarts. Submits are then
+	// counted from what that process stored (its status API), not by the
+	// test: use c.submitCalls, c.sim being then an in-test simulator left
+	// idle.
 	simProcess bool
 	// noCallbacks: the simulator never calls back (a vendor whose
 	// notifications are off or lost), so the service learns every outcome
@@ -117,8 +121,9 @@ func (c *cluster) startSimProcess(o clusterOptions) string {
 	env := []string{"VENDORSIM_ADDR=" + addr, "VENDORSIM_TOKEN=" + simToken, "VENDORSIM_CALLBACK_SECRET=" + simCallbackSecret,
 		"VENDORSIM_CALLBACK_URL=" + o.callbackURL(c.apiAddr), "SANDBOX_COMPLETE_AFTER=200ms"}
 	if !o.simInMemory {
-		_, simDB := testenv.DBWithURL(t) // the vendor's own database
-		env = append(env, "VENDORSIM_DATABASE_URL="+simDB)
+		// The vendor's own database: an SQLite file, so that the shared
+		// PostgreSQL's connections are left to the service's processes.
+		env = append(env, "VENDORSIM_DATABASE_URL=sqlite://"+filepath.Join(t.TempDir(), "vendorsim.db"))
 	}
 	c.simProc = startProc(t, "vendorsim", payoutdBin, []string{"vendorsim"}, env)
 	direct := "http://" + addr
@@ -164,4 +169,38 @@ func (p *proc) envValue(k string) string {
 		}
 	}
 	return ""
+}
+
+// privateRedis starts a redis-server of the scenario's own on a loopback
+// port (no persistence) and returns its URL. The scenario's processes use
+// asynq's queues unprefixed: on a shared server they would need a
+// database no other run uses at the same time, and runs whose
+// TEST_REDIS_URL names different databases do not see each other's
+// leases (internal/testenv), so a worker of another run could take this
+// scenario's tasks and find none of its payouts.
+func privateRedis(t *testing.T) string {
+	t.Helper()
+	server, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Fatal("redis-server is not installed (apt-get install redis-server; make faults installs it)")
+	}
+	addr := freeAddr(t)
+	_, port, _ := net.SplitHostPort(addr)
+	startProc(t, "redis", server, []string{"--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--dir", t.TempDir()}, nil)
+	waitFor(t, "the scenario's redis-server answering", 30*time.Second, func() bool {
+		conn, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			return false
+		}
+		defer conn.Close()
+		conn.SetDeadline(time.Now().Add(time.Second))
+		if _, err := conn.Write([]byte("PING\r\n")); err != nil {
+			return false
+		}
+		buf := make([]byte, 7)
+		n, _ := io.ReadFull(conn, buf)
+		return string(buf[:n]) == "+PONG\r\n"
+	})
+	return "redis://" + addr + "/0"
 }
