@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"time"
@@ -31,7 +32,9 @@ import (
 // the key callbacks are signed with), VENDORSIM_CALLBACK_URL (optional),
 // VENDORSIM_DATABASE_URL (optional: keep the payouts in that database's
 // sandbox_payouts table, migrated at start, so that they outlive the
-// process; default in memory) and SANDBOX_COMPLETE_AFTER (default 2s). Flags: --addr overrides
+// process; default in memory), VENDORSIM_ANSWER_DELAY (optional: answer
+// each payout submit that long after recording it; default 0) and
+// SANDBOX_COMPLETE_AFTER (default 2s). Flags: --addr overrides
 // VENDORSIM_ADDR; --provider xendit serves a Xendit simulator instead
 // (runXenditSim), --provider snap --bank B a SNAP BI bank (runSnapSim).
 func runVendorSim(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
@@ -93,9 +96,9 @@ func runVendorSim(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if err != nil {
 		return err
 	}
-	srv := simServer(sim, log)
+	srv := simServer(answerLate(sim, settings.answerDelay), log)
 	log.Info("vendorsim listening", slog.String("addr", ln.Addr().String()),
-		slog.String("vendors", sandbox.SimBank+","+sandbox.SimWallet),
+		slog.String("vendors", sandbox.SimBank+","+sandbox.SimWallet), slog.Duration("answer_delay", settings.answerDelay),
 		slog.String("callback_url", settings.callbackURL), slog.Duration("complete_after", settings.completeAfter),
 		slog.Bool("durable", store != nil))
 	fmt.Fprintf(stdout, "vendorsim: simbank and simwallet on http://%s/v1/{simbank,simwallet} (sandbox only, no real money)\n", ln.Addr())
@@ -114,6 +117,9 @@ type vendorSimSettings struct {
 	// databaseURL keeps the sandbox payouts (VENDORSIM_DATABASE_URL);
 	// empty: in memory.
 	databaseURL string
+	// answerDelay holds each payout submit's answer after the payout is
+	// recorded (VENDORSIM_ANSWER_DELAY).
+	answerDelay time.Duration
 }
 
 // readVendorSimSettings reads and checks runVendorSim's variables, stopping
@@ -150,9 +156,45 @@ func readVendorSimSettings(getenv func(string) string) (vendorSimSettings, error
 			return s, errors.New("VENDORSIM_DATABASE_URL must start with postgres://, postgresql://, sqlite:// or file:")
 		}
 	}
+	if v := strings.TrimSpace(getenv("VENDORSIM_ANSWER_DELAY")); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 || d > time.Minute {
+			return s, fmt.Errorf("VENDORSIM_ANSWER_DELAY=%q: want a Go duration from 0 to 1m such as 300ms", v)
+		}
+		s.answerDelay = d
+	}
 	var err error
 	s.completeAfter, err = simCompleteAfter(getenv, s.completeAfter)
 	return s, err
+}
+
+// answerLate returns h, or with a delay h answering each payout submit
+// (POST /v1/{vendor}/payouts) that long after the vendor recorded it: a
+// slow vendor, which has made the payout while its answer is still to
+// come, so that a process killed meanwhile (the caller or the vendor
+// itself) leaves a payout made and unanswered. Other requests are
+// answered at once.
+func answerLate(h http.Handler, delay time.Duration) http.Handler {
+	if delay <= 0 {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+		if r.Method != http.MethodPost || len(parts) != 3 || parts[0] != "v1" || parts[2] != "payouts" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		// A dropped answer (1000000007) cannot hijack a recorder: the
+		// handler aborts, and so does this request, unanswered.
+		h.ServeHTTP(rec, r)
+		time.Sleep(delay)
+		for k, vs := range rec.Header() {
+			w.Header()[k] = vs
+		}
+		w.WriteHeader(rec.Code)
+		w.Write(rec.Body.Bytes())
+	})
 }
 
 // vendorSimStore is where the simulator keeps the payouts it accepted: nil

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/payoutd/payoutd/internal/testenv"
 	"github.com/payoutd/payoutd/models"
@@ -58,13 +59,45 @@ func TestVendorSimDatabaseKeepsPayoutsAcrossRestarts(t *testing.T) {
 	mem.stop()
 }
 
-func TestVendorSimRefusesABadDatabaseURL(t *testing.T) {
+func TestVendorSimRefusesBadDurabilityAndDelaySettings(t *testing.T) {
 	t.Parallel()
-	env := map[string]string{"VENDORSIM_TOKEN": "t", "VENDORSIM_CALLBACK_SECRET": "c", "VENDORSIM_DATABASE_URL": "mysql://x"}
-	var stderr strings.Builder
-	code := run(context.Background(), []string{"vendorsim"}, io.Discard, &stderr, func(k string) string { return env[k] })
-	if code != 1 || !strings.Contains(stderr.String(), "VENDORSIM_DATABASE_URL") {
-		t.Errorf("exit %d, stderr %q; want 1 and VENDORSIM_DATABASE_URL", code, stderr.String())
+	for _, extra := range []map[string]string{
+		{"VENDORSIM_DATABASE_URL": "mysql://x"},
+		{"VENDORSIM_ANSWER_DELAY": "300"},
+		{"VENDORSIM_ANSWER_DELAY": "-1s"},
+		{"VENDORSIM_ANSWER_DELAY": "2m"},
+	} {
+		env := map[string]string{"VENDORSIM_TOKEN": "t", "VENDORSIM_CALLBACK_SECRET": "c"}
+		var name string
+		for k, v := range extra {
+			env[k], name = v, k
+		}
+		var stderr strings.Builder
+		code := run(context.Background(), []string{"vendorsim"}, io.Discard, &stderr, func(k string) string { return env[k] })
+		if code != 1 || !strings.Contains(stderr.String(), name) {
+			t.Errorf("%v: exit %d, stderr %q; want 1 and %s", extra, code, stderr.String(), name)
+		}
+	}
+}
+
+// With VENDORSIM_ANSWER_DELAY the simulator is a slow vendor: it makes
+// the payout at once and answers later, so that a caller who gives up (or
+// dies) meanwhile has a payout made that it never heard of, and finds it
+// by asking.
+func TestVendorSimAnswerDelayRecordsBeforeAnswering(t *testing.T) {
+	t.Parallel()
+	sim := startVendorSim(t, map[string]string{"VENDORSIM_ANSWER_DELAY": "2s"})
+	payout := vendors.Payout{Reference: "late-ref", BankCode: "bca", AccountNo: "1234567890", TransferType: models.BIFAST, Amount: models.Rupiah(50_000)}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if res, err := sim.client.Submit(ctx, payout); !errors.Is(err, vendors.ErrUnavailable) {
+		t.Fatalf("Submit within 300ms = %+v, %v; want no answer (unavailable)", res, err)
+	}
+	if calls, err := sim.client.SubmitCalls(context.Background(), payout.Reference); err != nil || calls != 1 {
+		t.Errorf("SubmitCalls = %d, %v; want 1: the vendor made the payout it had not answered", calls, err)
+	}
+	if res, err := sim.client.Status(context.Background(), payout.Reference); err != nil || res.Reference != payout.Reference {
+		t.Errorf("Status = %+v, %v; want the payout made", res, err)
 	}
 }
 

@@ -97,9 +97,10 @@ func TestWorkerKilled(t *testing.T) {
 }
 
 // The vendor simulator, a `payoutd vendorsim` process keeping its payouts
-// in a database of its own, dies mid-batch (submits and status checks on
-// the wire, payouts in flight whose callbacks it had not sent yet) and
-// comes back a few seconds later. Meanwhile submits fail as unknown
+// in a database of its own, dies mid-batch (submits on the wire, some of
+// them recorded and not yet answered, as it answers 300 ms late; payouts
+// in flight whose callbacks it had not sent yet) and comes back a few
+// seconds later. Meanwhile submits fail as unknown
 // (nothing answered), creates wait for its account inquiries (503,
 // retried by the merchants) and status checks fail. Once it is back the
 // service learns each outcome by asking: unanswered submits are resolved
@@ -108,7 +109,7 @@ func TestWorkerKilled(t *testing.T) {
 // paid twice, counted from the vendor's own store.
 func TestVendorSimKilled(t *testing.T) {
 	scenario(t, quick)
-	c := newClusterWith(t, privateRedis(t), clusterOptions{simProcess: true, submitDelay: 100 * time.Millisecond})
+	c := newClusterWith(t, privateRedis(t), clusterOptions{simProcess: true, simAnswerDelay: 300 * time.Millisecond, submitDelay: 50 * time.Millisecond})
 	c.startAPI()
 	c.startPayoutd("worker", []string{"worker"})
 
@@ -145,12 +146,12 @@ func (c *cluster) claimedUnanswered() int64 {
 	return n
 }
 
-// logTakeover says how the payouts left claimed and unanswered were
-// resolved: those submitted again (a second attempt: the vendor said it
-// never had them) and those the vendor's answer to the status check
-// settled.
+// logTakeover says how many payouts were left claimed and unanswered
+// when counted, and how many payouts in all the sweep submitted again
+// (a second attempt) because the vendor, asked first, said it never had
+// them; every other unanswered attempt was settled by the vendor's answer.
 func (c *cluster) logTakeover(orphaned int64) {
 	var again int64
 	c.db.Model(&models.Disbursement{}).Where("submit_attempts > 1").Count(&again)
-	c.t.Logf("%d payouts were left claimed and unanswered; %d were submitted again because the vendor never had them, the rest settled by asking it", orphaned, again)
+	c.t.Logf("%d payouts were claimed and unanswered when counted; %d in all were submitted again because the vendor, asked first, never had them", orphaned, again)
 }

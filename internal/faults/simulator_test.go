@@ -44,6 +44,11 @@ type clusterOptions struct {
 	// by asking: a submit left unanswered by a dead process is resolved
 	// only by the sweep's status check.
 	noCallbacks bool
+	// simAnswerDelay (with simProcess) makes the simulator process a slow
+	// vendor (VENDORSIM_ANSWER_DELAY): each submit recorded at once and
+	// answered this late, so that when it is killed some payouts are made
+	// and unanswered.
+	simAnswerDelay time.Duration
 	// simInMemory (with simProcess) leaves out VENDORSIM_DATABASE_URL:
 	// the simulator forgets every payout when it dies.
 	simInMemory bool
@@ -119,7 +124,8 @@ func (c *cluster) startSimProcess(o clusterOptions) string {
 	t.Helper()
 	addr := freeAddr(t)
 	env := []string{"VENDORSIM_ADDR=" + addr, "VENDORSIM_TOKEN=" + simToken, "VENDORSIM_CALLBACK_SECRET=" + simCallbackSecret,
-		"VENDORSIM_CALLBACK_URL=" + o.callbackURL(c.apiAddr), "SANDBOX_COMPLETE_AFTER=200ms"}
+		"VENDORSIM_CALLBACK_URL=" + o.callbackURL(c.apiAddr), "SANDBOX_COMPLETE_AFTER=200ms",
+		"VENDORSIM_ANSWER_DELAY=" + o.simAnswerDelay.String()}
 	if !o.simInMemory {
 		// The vendor's own database: an SQLite file, so that the shared
 		// PostgreSQL's connections are left to the service's processes.
