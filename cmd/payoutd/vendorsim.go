@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
@@ -16,6 +17,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/payoutd/payoutd/internal/database"
 	"github.com/payoutd/payoutd/internal/logging"
 	"github.com/payoutd/payoutd/vendors/sandbox"
 	"github.com/payoutd/payoutd/vendors/vendorsim"
@@ -28,7 +30,11 @@ import (
 // VENDORSIM_CALLBACK_URL/<vendor> when it is set. Configuration:
 // VENDORSIM_ADDR (default :8090), VENDORSIM_TOKEN (required: the bearer
 // token clients send), VENDORSIM_CALLBACK_SECRET (required, another secret:
-// the key callbacks are signed with), VENDORSIM_CALLBACK_URL (optional) and
+// the key callbacks are signed with), VENDORSIM_CALLBACK_URL (optional),
+// VENDORSIM_DATABASE_URL (optional: keep the payouts in that database's
+// sandbox_payouts table, migrated at start, so that they outlive the
+// process; default in memory), VENDORSIM_ANSWER_DELAY (optional: answer
+// each payout submit that long after recording it; default 0) and
 // SANDBOX_COMPLETE_AFTER (default 2s). Flags: --addr overrides
 // VENDORSIM_ADDR; --provider xendit serves a Xendit simulator instead
 // (runXenditSim), --provider snap --bank B a SNAP BI bank (runSnapSim).
@@ -78,11 +84,16 @@ func runVendorSim(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		return err
 	}
 	log := logging.New(stderr, slog.LevelInfo)
+	store, closeStore, err := vendorSimStore(ctx, settings.databaseURL)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
 
 	sim, err := vendorsim.NewServer(vendorsim.ServerOptions{
 		Token:          settings.token,
 		CallbackSecret: settings.callbackSecret,
-		Sandbox:        sandbox.Options{CompleteAfter: settings.completeAfter},
+		Sandbox:        sandbox.Options{CompleteAfter: settings.completeAfter, Store: store},
 		CallbackURL:    settings.callbackURL,
 		Logger:         log,
 	})
@@ -93,10 +104,11 @@ func runVendorSim(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if err != nil {
 		return err
 	}
-	srv := simServer(sim, log)
+	srv := simServer(answerLate(sim, settings.answerDelay), log)
 	log.Info("vendorsim listening", slog.String("addr", ln.Addr().String()),
-		slog.String("vendors", sandbox.SimBank+","+sandbox.SimWallet),
-		slog.String("callback_url", settings.callbackURL), slog.Duration("complete_after", settings.completeAfter))
+		slog.String("vendors", sandbox.SimBank+","+sandbox.SimWallet), slog.Duration("answer_delay", settings.answerDelay),
+		slog.String("callback_url", settings.callbackURL), slog.Duration("complete_after", settings.completeAfter),
+		slog.Bool("durable", store != nil))
 	fmt.Fprintf(stdout, "vendorsim: simbank and simwallet on http://%s/v1/{simbank,simwallet} (sandbox only, no real money)\n", ln.Addr())
 
 	return serveSim(ctx, sim.Run, srv, ln, log)
@@ -110,6 +122,12 @@ type vendorSimSettings struct {
 	callbackSecret string
 	callbackURL    string
 	completeAfter  time.Duration
+	// databaseURL keeps the sandbox payouts (VENDORSIM_DATABASE_URL);
+	// empty: in memory.
+	databaseURL string
+	// answerDelay holds each payout submit's answer after the payout is
+	// recorded (VENDORSIM_ANSWER_DELAY).
+	answerDelay time.Duration
 }
 
 // readVendorSimSettings reads and checks runVendorSim's variables, stopping
@@ -140,9 +158,77 @@ func readVendorSimSettings(getenv func(string) string) (vendorSimSettings, error
 			return s, fmt.Errorf("VENDORSIM_CALLBACK_URL=%q: want an http(s) URL such as http://127.0.0.1:8080/vendor-callbacks", s.callbackURL)
 		}
 	}
+	s.databaseURL = strings.TrimSpace(getenv("VENDORSIM_DATABASE_URL"))
+	if s.databaseURL != "" {
+		if _, err := database.DialectOf(s.databaseURL); err != nil {
+			return s, errors.New("VENDORSIM_DATABASE_URL must start with postgres://, postgresql://, sqlite:// or file:")
+		}
+	}
+	if v := strings.TrimSpace(getenv("VENDORSIM_ANSWER_DELAY")); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 || d > time.Minute {
+			return s, fmt.Errorf("VENDORSIM_ANSWER_DELAY=%q: want a Go duration from 0 to 1m such as 300ms", v)
+		}
+		s.answerDelay = d
+	}
 	var err error
 	s.completeAfter, err = simCompleteAfter(getenv, s.completeAfter)
 	return s, err
+}
+
+// answerLate returns h, or with a delay h answering each payout submit
+// (POST /v1/{vendor}/payouts) that long after the vendor recorded it: a
+// slow vendor, which has made the payout while its answer is still to
+// come, so that a process killed meanwhile (the caller or the vendor
+// itself) leaves a payout made and unanswered. Other requests are
+// answered at once.
+func answerLate(h http.Handler, delay time.Duration) http.Handler {
+	if delay <= 0 {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+		if r.Method != http.MethodPost || len(parts) != 3 || parts[0] != "v1" || parts[2] != "payouts" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		// A dropped answer (1000000007) cannot hijack a recorder: the
+		// handler aborts, and so does this request, unanswered.
+		h.ServeHTTP(rec, r)
+		time.Sleep(delay)
+		for k, vs := range rec.Header() {
+			w.Header()[k] = vs
+		}
+		w.WriteHeader(rec.Code)
+		w.Write(rec.Body.Bytes())
+	})
+}
+
+// vendorSimStore is where the simulator keeps the payouts it accepted: nil
+// (each vendor's memory, lost with the process) without a database URL,
+// else a sandbox.DBStore over that database, migrated first. A real
+// vendor's payouts outlive its processes: with a database, a simulator
+// killed and restarted still knows every payout it accepted, so the
+// service's status checks and its resolution of unanswered submits get
+// the truth instead of "unknown payout". release closes the database.
+func vendorSimStore(ctx context.Context, databaseURL string) (store sandbox.Store, release func(), err error) {
+	if databaseURL == "" {
+		return nil, func() {}, nil
+	}
+	db, err := database.Open(databaseURL)
+	if err != nil {
+		return nil, nil, fmt.Errorf("VENDORSIM_DATABASE_URL: %w", err)
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := database.Migrate(ctx, db); err != nil {
+		sqlDB.Close()
+		return nil, nil, fmt.Errorf("VENDORSIM_DATABASE_URL: %w", err)
+	}
+	return sandbox.NewDBStore(db), func() { sqlDB.Close() }, nil
 }
 
 // serveSim runs a simulator's callback loop and its HTTP server on ln

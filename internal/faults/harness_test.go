@@ -106,14 +106,28 @@ type cluster struct {
 	env      []string
 	merchant *admin.IssuedCredentials
 	wallet   uuid.UUID
+	// front is what stands before the simulator when clusterOptions ask
+	// for one (nil otherwise); simProc is the simulator's process with
+	// clusterOptions.simProcess (nil otherwise), and simCalls then counts
+	// the submits of a reference from what that process stored.
+	front    *simFront
+	simProc  *proc
+	simCalls func(ctx context.Context, reference string) (int, error)
 }
 
 // newCluster provisions a scenario on a fresh database; the processes it
 // starts use redisURL.
 func newCluster(t *testing.T, redisURL string) *cluster {
 	t.Helper()
+	return newClusterWith(t, redisURL, clusterOptions{})
+}
+
+// newClusterWith is newCluster with options for the simulator (see
+// clusterOptions; the zero value is newCluster's simulator).
+func newClusterWith(t *testing.T, redisURL string, o clusterOptions) *cluster {
+	t.Helper()
 	db, dbURL := testenv.DBWithURL(t)
-	return provisionCluster(t, redisURL, db, dbURL)
+	return provisionCluster(t, redisURL, db, dbURL, o)
 }
 
 // newClusterOn provisions a scenario on the migrated database at dbURL
@@ -132,34 +146,39 @@ func newClusterOn(t *testing.T, redisURL, dbURL string) *cluster {
 	sqlDB.SetMaxOpenConns(4)
 	sqlDB.SetMaxIdleConns(4)
 	t.Cleanup(func() { sqlDB.Close() })
-	return provisionCluster(t, redisURL, db, dbURL)
+	return provisionCluster(t, redisURL, db, dbURL, clusterOptions{})
 }
 
-// provisionCluster provisions a scenario on db, whose URL is dbURL.
-func provisionCluster(t *testing.T, redisURL string, db *gorm.DB, dbURL string) *cluster {
+// provisionCluster provisions a scenario on db, whose URL is dbURL, with
+// the simulator o describes.
+func provisionCluster(t *testing.T, redisURL string, db *gorm.DB, dbURL string, o clusterOptions) *cluster {
 	t.Helper()
 	key := make([]byte, 32)
 	rand.Read(key)
 	c := &cluster{t: t, db: db, dbURL: dbURL, secretsKey: hex.EncodeToString(key), apiAddr: freeAddr(t)}
 
 	sim, err := vendorsim.NewServer(vendorsim.ServerOptions{Token: simToken, CallbackSecret: simCallbackSecret,
-		CallbackURL: "http://" + c.apiAddr + "/vendor-callbacks", PollInterval: 100 * time.Millisecond,
+		CallbackURL: o.callbackURL(c.apiAddr), PollInterval: 100 * time.Millisecond,
 		Sandbox: sandbox.Options{CompleteAfter: 200 * time.Millisecond},
 		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.sim = sim
-	simHTTP := httptest.NewServer(sim)
+	simHTTP := httptest.NewServer(c.frontFor(o, sim))
 	t.Cleanup(simHTTP.Close)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go sim.Run(ctx)
+	simURL := simHTTP.URL
+	if o.simProcess {
+		simURL = c.startSimProcess(o) // the in-test simulator idles
+	}
 
 	c.env = append(os.Environ(),
 		"DATABASE_URL="+dbURL, "REDIS_URL="+redisURL, "SECRETS_KEY="+c.secretsKey,
 		"APP_ENV=staging", "LOG_LEVEL=warn",
-		"VENDORSIM_URL="+simHTTP.URL, "VENDORSIM_TOKEN="+simToken, "VENDORSIM_CALLBACK_SECRET="+simCallbackSecret,
+		"VENDORSIM_URL="+simURL, "VENDORSIM_TOKEN="+simToken, "VENDORSIM_CALLBACK_SECRET="+simCallbackSecret,
 		"DISBURSEMENT_SUBMIT_WAIT=0", "DISBURSEMENT_SUBMIT_LEASE=2s",
 		// One merchant sends every create: the faults are measured, not
 		// the per-client rate limits (the overload scenario sets them).
@@ -172,7 +191,7 @@ func provisionCluster(t *testing.T, redisURL string, db *gorm.DB, dbURL string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	registry, err := vendorsim.NewRegistry(simHTTP.URL, vendorsim.Secrets{Token: simToken, CallbackSecret: simCallbackSecret}, vendorsim.ClientOptions{})
+	registry, err := vendorsim.NewRegistry(simURL, vendorsim.Secrets{Token: simToken, CallbackSecret: simCallbackSecret}, vendorsim.ClientOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -508,6 +527,11 @@ func (c *cluster) settle(name string, d *driver, within time.Duration) summary {
 			c.t.Errorf("create %s was answered 2xx but nothing is stored", key)
 		case !stored:
 			s.failedCleanly++
+		case a == refused:
+			// Told "refused", yet a payout is stored (and may be paid): a
+			// retry with the key must replay it, never deny it.
+			s.lost++
+			c.t.Errorf("create %s was refused with a 4xx but payout %s (%s) is stored under its key", key, row.ID, row.Status)
 		case row.Status == models.StatusSuccess:
 			s.succeeded++
 			paid += row.Amount
@@ -522,7 +546,7 @@ func (c *cluster) settle(name string, d *driver, within time.Duration) summary {
 		if _, asked := d.answers[r.IdempotencyKey]; !asked {
 			c.t.Errorf("payout %s stored under key %q no create sent", r.ID, r.IdempotencyKey)
 		}
-		calls, err := c.sim.Vendor(sandbox.SimBank).SubmitCalls(context.Background(), r.VendorReference)
+		calls, err := c.submitCalls(context.Background(), r.VendorReference)
 		switch {
 		case err == nil && calls > 1:
 			s.double++
