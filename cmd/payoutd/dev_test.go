@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"net/http"
 	"os"
@@ -38,27 +37,9 @@ func (s *syncBuffer) String() string {
 // TestDevModeAnswersTheSignedRequestItPrints starts `payoutd dev` as a new
 // user would, then makes the calls its banner (and README.md) show.
 func TestDevModeAnswersTheSignedRequestItPrints(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	var stdout syncBuffer
 	env := map[string]string{"HTTP_ADDR": "127.0.0.1:0", "DEV_DATA_DIR": t.TempDir(), "LOG_LEVEL": "warn"}
 	started := time.Now()
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"dev"}, &stdout, io.Discard, func(k string) string { return env[k] })
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case code := <-done:
-			if code != 0 {
-				t.Errorf("payoutd dev exited %d after SIGTERM-equivalent", code)
-			}
-		case <-time.After(30 * time.Second):
-			t.Error("payoutd dev did not stop within 30 s of cancellation")
-		}
-	})
-
-	banner := waitFor(t, &stdout, "Signed afresh at any time", 20*time.Second)
+	banner, _ := runDevUntil(t, env)
 	t.Logf("payoutd dev ready after %s (goal: under 5 s)", time.Since(started).Round(time.Millisecond))
 	field := func(re string) string {
 		m := regexp.MustCompile(re).FindStringSubmatch(banner)
