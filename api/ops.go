@@ -52,7 +52,10 @@ const dashboardPath = "/ops/queues"
 // ADMIN_PASSWORD. Without them configured every request gets 401. Browsers'
 // cross-site state changes are refused; OPS_READ_ONLY refuses every change.
 func (s *Server) mountDashboard(queueRedis asynq.RedisConnOpt) {
-	mon := asynqmon.New(asynqmon.Options{RootPath: dashboardPath, RedisConnOpt: queueRedis, ReadOnly: s.cfg.OpsReadOnly})
+	// With a Prometheus that scrapes the API's /metrics (asynq_* queue
+	// metrics), the dashboard's Metrics tab draws its graphs.
+	mon := asynqmon.New(asynqmon.Options{RootPath: dashboardPath, RedisConnOpt: queueRedis, ReadOnly: s.cfg.OpsReadOnly,
+		PrometheusAddress: s.cfg.PrometheusURL})
 	s.closers = append(s.closers, mon.Close)
 	ops := s.engine.Group("/ops", s.refuseCrossOrigin, s.requireAdmin)
 	if s.cfg.OpsReadOnly {

@@ -127,6 +127,9 @@ type Config struct {
 	// --write-rate-limit/--read-rate-limit) replaces the default.
 	ClientWriteRateLimit int
 	ClientReadRateLimit  int
+	// PrometheusURL is the Prometheus that scrapes the service
+	// (PROMETHEUS_URL, optional): the queue dashboard's graphs query it.
+	PrometheusURL string
 	// DatabaseMaxConns is how many PostgreSQL connections the process
 	// opens at most (DATABASE_MAX_CONNS): every process takes up to this
 	// many of the server's max_connections.
@@ -328,6 +331,12 @@ func (l *loader) http(c *Config) {
 	l.count("CLIENT_READ_RATE_LIMIT", "requests per second", &c.ClientReadRateLimit)
 	l.count("MAX_IN_FLIGHT", "requests", &c.MaxInFlight)
 	l.count("DATABASE_MAX_CONNS", "connections", &c.DatabaseMaxConns)
+	l.str("PROMETHEUS_URL", &c.PrometheusURL)
+	if c.PrometheusURL != "" {
+		if u, err := url.Parse(c.PrometheusURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			l.fail(fmt.Errorf("PROMETHEUS_URL=%q: want an absolute http(s) URL such as http://prometheus:9090", c.PrometheusURL))
+		}
+	}
 }
 
 // operators reads who may use the operators' routes and whether the queue

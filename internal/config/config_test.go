@@ -285,3 +285,20 @@ func TestVendorGuards(t *testing.T) {
 		}
 	}
 }
+
+func TestPrometheusURL(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		ok    bool
+	}{{"", true}, {"http://prometheus:9090", true}, {"https://prom.example/", true}, {"prometheus:9090", false}, {"ftp://x", false}} {
+		_, err := Load(func(k string) string {
+			if k == "PROMETHEUS_URL" {
+				return tc.value
+			}
+			return ""
+		}, Defaults())
+		if (err == nil) != tc.ok {
+			t.Errorf("PROMETHEUS_URL=%q: error %v, want ok %v", tc.value, err, tc.ok)
+		}
+	}
+}

@@ -192,6 +192,26 @@ func TestQueueCollector(t *testing.T) {
 	queue := prefix + "default"
 	client := asynq.NewClient(opt)
 	t.Cleanup(func() { client.Close() })
+	// One task processed and retained (completed), then two pending and
+	// one scheduled.
+	if _, err := client.Enqueue(asynq.NewTask("test:done", nil), asynq.Queue(queue), asynq.Retention(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	srv := asynq.NewServer(opt, asynq.Config{Queues: map[string]int{queue: 1}, Concurrency: 1, LogLevel: asynq.FatalLevel})
+	if err := srv.Start(asynq.HandlerFunc(func(context.Context, *asynq.Task) error { return nil })); err != nil {
+		t.Fatal(err)
+	}
+	inspector := asynq.NewInspector(opt)
+	t.Cleanup(func() { inspector.Close() })
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if info, err := inspector.GetQueueInfo(queue); err == nil && info.Completed == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the retained task never completed")
+		}
+	}
+	srv.Shutdown()
 	for _, opts := range [][]asynq.Option{{asynq.Queue(queue)}, {asynq.Queue(queue)}, {asynq.Queue(queue), asynq.ProcessIn(time.Hour)}} {
 		if _, err := client.Enqueue(asynq.NewTask("test:noop", nil), opts...); err != nil {
 			t.Fatal(err)
@@ -216,15 +236,30 @@ func TestQueueCollector(t *testing.T) {
 				labels[l.GetName()] = l.GetValue()
 			}
 			if labels["queue"] == queue {
-				got[f.GetName()+"/"+labels["state"]] = s.GetGauge().GetValue()
+				got[f.GetName()+"/"+labels["state"]] = s.GetGauge().GetValue() + s.GetCounter().GetValue()
 			}
 		}
 	}
-	want := map[string]float64{"payoutd_queue_size/": 3, "payoutd_queue_tasks/pending": 2, "payoutd_queue_tasks/scheduled": 1,
-		"payoutd_queue_tasks/active": 0, "payoutd_queue_tasks/retry": 0, "payoutd_queue_tasks/archived": 0}
+	want := map[string]float64{"payoutd_queue_size/": 4, "payoutd_queue_tasks/pending": 2, "payoutd_queue_tasks/scheduled": 1,
+		"payoutd_queue_tasks/active": 0, "payoutd_queue_tasks/retry": 0, "payoutd_queue_tasks/archived": 0,
+		"payoutd_queue_tasks/completed": 1, "payoutd_queue_tasks/aggregating": 0,
+		// What asynqmon's graphs query.
+		"asynq_queue_size/": 4, "asynq_tasks_enqueued_total/pending": 2, "asynq_tasks_processed_total/": 1, "asynq_tasks_failed_total/": 0}
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("%s = %v, want %v (all: %v)", k, got[k], v, got)
+		}
+	}
+	sum := 0.0
+	for _, state := range []string{"pending", "active", "scheduled", "retry", "archived", "completed", "aggregating"} {
+		sum += got["payoutd_queue_tasks/"+state]
+	}
+	if sum != got["payoutd_queue_size/"] {
+		t.Errorf("payoutd_queue_tasks adds up to %v, the queue's size is %v", sum, got["payoutd_queue_size/"])
+	}
+	for _, name := range []string{"payoutd_queue_latency_seconds/", "asynq_queue_latency_seconds/", "asynq_queue_memory_usage_approx_bytes/"} {
+		if _, ok := got[name]; !ok {
+			t.Errorf("no %s for %s", name, queue)
 		}
 	}
 	if _, ok := got["payoutd_queue_latency_seconds/"]; !ok {
