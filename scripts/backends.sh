@@ -54,6 +54,7 @@ ensure_packages() {
 	ensure_pkg openssl openssl
 	# --- optional packages for later tests: one line each -----------------
 	ensure_pkg chromium chromium     # the checkout page's browser test (api/checkout_browser_test.go)
+	ensure_pkg promtool prometheus   # the alert rules' check (internal/metrics/monitoring_test.go)
 }
 
 # --- PostgreSQL -------------------------------------------------------------

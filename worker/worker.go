@@ -57,7 +57,7 @@ func Mux(d Deps) *asynq.ServeMux {
 		if d.Now != nil {
 			now = d.Now
 		}
-		return reconcile(ctx, d.DB, now())
+		return reconcile(ctx, d.DB, d.Metrics, now())
 	})
 	mux.HandleFunc(tasks.TypePayoutSubmit, disbursementTask(d.Payouts.Submit))
 	mux.HandleFunc(tasks.TypePayoutPoll, disbursementTask(d.Payouts.Poll))
@@ -101,11 +101,12 @@ func countTasks(m *metrics.Metrics) asynq.MiddlewareFunc {
 // reconcile logs the outcome of a reconciliation; a failed invariant is an
 // error-level line for alerting, not a task failure to retry. The task id
 // names the period the run is for.
-func reconcile(ctx context.Context, db *gorm.DB, now time.Time) error {
+func reconcile(ctx context.Context, db *gorm.DB, m *metrics.Metrics, now time.Time) error {
 	report, err := ledger.Reconcile(ctx, db, now)
 	if err != nil {
 		return fmt.Errorf("reconcile: %w", err)
 	}
+	m.ReconcileDone(len(report.Problems), now)
 	id, _ := asynq.GetTaskID(ctx)
 	if !report.OK {
 		slog.ErrorContext(ctx, "reconciliation found problems", slog.String("task_id", id), slog.Any("problems", report.Problems))

@@ -47,6 +47,8 @@ type Metrics struct {
 	disbursementLateResults *prometheus.CounterVec
 	tasksProcessed          *prometheus.CounterVec
 	taskDuration            *prometheus.HistogramVec
+	reconcileProblems       prometheus.Gauge
+	reconcileLastRun        prometheus.Gauge
 }
 
 // New returns the metrics registered in a new registry, with the Go
@@ -96,6 +98,14 @@ func New() *Metrics {
 			Name: "payoutd_tasks_processed_total",
 			Help: "Queued tasks a worker ran, by task type and outcome (ok, error: asynq retries or archives it).",
 		}, []string{"type", "outcome"}),
+		reconcileProblems: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "payoutd_reconcile_problems",
+			Help: "Problems the last reconciliation this worker ran found (0: the ledger, wallets, locks and vendor accounts agree).",
+		}),
+		reconcileLastRun: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "payoutd_reconcile_last_run_timestamp_seconds",
+			Help: "When this worker last finished a reconciliation (Unix seconds), clean or not.",
+		}),
 		taskDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "payoutd_task_duration_seconds",
 			Help:    "Time a worker took to run a queued task, by task type.",
@@ -107,7 +117,7 @@ func New() *Metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.httpRequests, m.httpDuration, m.disbursementTransitions, m.paymentTransitions,
 		m.webhookAttempts, m.webhookDuration, m.vendorCalls, m.breakerTransitions, m.disbursementLateResults,
-		m.tasksProcessed, m.taskDuration,
+		m.tasksProcessed, m.taskDuration, m.reconcileProblems, m.reconcileLastRun,
 	)
 	return m
 }
@@ -216,4 +226,14 @@ func (m *Metrics) TaskDone(taskType string, err error, took time.Duration) {
 	}
 	m.tasksProcessed.WithLabelValues(taskType, outcome).Inc()
 	m.taskDuration.WithLabelValues(taskType).Observe(took.Seconds())
+}
+
+// ReconcileDone records a finished reconciliation: how many problems it
+// found, at when.
+func (m *Metrics) ReconcileDone(problems int, when time.Time) {
+	if m == nil {
+		return
+	}
+	m.reconcileProblems.Set(float64(problems))
+	m.reconcileLastRun.Set(float64(when.Unix()))
 }
