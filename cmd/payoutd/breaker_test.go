@@ -113,7 +113,8 @@ func TestVendorDownCreatesAnswer503AndSubmitsResume(t *testing.T) {
 	apiHTTP := httptest.NewServer(srv.Handler())
 	t.Cleanup(apiHTTP.Close)
 
-	var retryAfter string // the last answer's Retry-After
+	var retryMu sync.Mutex
+	var retryAfter string // the last answer's Retry-After, under retryMu
 	create := func(key string) (int, time.Duration) {
 		body, _ := json.Marshal(map[string]string{"client_wallet_id": wallet.String(), "amount": "20000",
 			"bank_code": "bca", "account_no": "1234567890", "transfer_type": "BIFAST", "reference_id": key})
@@ -129,7 +130,9 @@ func TestVendorDownCreatesAnswer503AndSubmitsResume(t *testing.T) {
 			return 0, 0
 		}
 		defer resp.Body.Close()
+		retryMu.Lock()
 		retryAfter = resp.Header.Get("Retry-After")
+		retryMu.Unlock()
 		var e struct {
 			Error string `json:"error"`
 		}

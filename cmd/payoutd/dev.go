@@ -108,7 +108,8 @@ func runDev(ctx context.Context, opts devOptions, stdout, stderr io.Writer, gete
 		state.APIURL = "http://" + hostPort(addr)
 		// The demo's webhooks go to the inbox on the address dev listens on
 		// now (a restart may listen elsewhere).
-		if _, err := admin.UpdateClient(ctx, ops, uuid.MustParse(demo.creds.ClientID), map[string]string{
+		// Not cut short by a stop that comes meanwhile: dev then shuts down.
+		if _, err := admin.UpdateClient(context.WithoutCancel(ctx), ops, uuid.MustParse(demo.creds.ClientID), map[string]string{
 			"payout-webhook-url": state.APIURL + devInboxPath + "/payouts", "payment-webhook-url": state.APIURL + devInboxPath + "/payments"}); err != nil {
 			return fmt.Errorf("point the demo's webhooks at the inbox: %w", err)
 		}

@@ -158,8 +158,9 @@ func TestDevSandboxAndSimulatedXendit(t *testing.T) {
 	}
 }
 
-// pasteable returns the shell lines after the banner's KEY/SECRET line and
-// after marker, or false when bash, curl or openssl are missing.
+// pasteable returns the banner's export line (BASE, KEY, SECRET, WALLET)
+// and the shell lines after marker, or false when bash, curl or openssl
+// are missing.
 func pasteable(t *testing.T, banner, marker string) (string, bool) {
 	t.Helper()
 	for _, tool := range []string{"bash", "curl", "openssl"} {
@@ -168,9 +169,9 @@ func pasteable(t *testing.T, banner, marker string) (string, bool) {
 			return "", false
 		}
 	}
-	keys := regexp.MustCompile(`(?m)^\s*(KEY=\S+ SECRET=\S+)$`).FindStringSubmatch(banner)
+	keys := regexp.MustCompile(`(?m)^\s*(export BASE=\S+ KEY=\S+ SECRET=\S+ WALLET=\S+)$`).FindStringSubmatch(banner)
 	if keys == nil {
-		t.Fatalf("banner has no KEY=… SECRET=… line:\n%s", banner)
+		t.Fatalf("banner has no export BASE=… KEY=… SECRET=… WALLET=… line:\n%s", banner)
 	}
 	return keys[1] + "\n" + shellBlock(t, banner, marker+" (same KEY and SECRET):"), true
 }
