@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -35,12 +36,16 @@ func TestScaleOut(t *testing.T) {
 	c := newCluster(t, redisURL)
 	hooks := c.receiveWebhooks()
 	const apis, workers = 3, 3
+	operators := []string{"ADMIN_USER=ops", "ADMIN_PASSWORD=" + scaleOutAdminPassword}
 	for range apis {
-		c.startAPI("AUTH_CACHE_TTL=1m")
+		c.startAPI(append([]string{"AUTH_CACHE_TTL=1m"}, operators...)...)
 	}
 	started := time.Now()
+	var workerMetrics []string
 	for i := range workers {
-		c.startPayoutd(fmt.Sprintf("worker %d", i+1), []string{"worker"})
+		addr := freeAddr(t)
+		workerMetrics = append(workerMetrics, addr)
+		c.startPayoutd(fmt.Sprintf("worker %d", i+1), []string{"worker"}, append([]string{"METRICS_ADDR=" + addr}, operators...)...)
 	}
 
 	ctx, stop := context.WithTimeout(context.Background(), 12*time.Second)
@@ -53,7 +58,60 @@ func TestScaleOut(t *testing.T) {
 	}
 	hooks.checkEveryEventOnce(t, c, time.Minute)
 	checkPeriodicOncePerPeriod(t, redisURL, time.Since(started))
+	checkEveryProcessCounted(t, c.apis, workerMetrics)
 	c.checkRotationReachesEveryAPI()
+}
+
+// scaleOutAdminPassword guards the processes' /metrics.
+const scaleOutAdminPassword = "scale-out-operator-password"
+
+// checkEveryProcessCounted reads each API's and each worker's /metrics, as
+// Prometheus would, and checks that every process counted its own share of
+// the load: requests served by each API, payout status changes and tasks
+// run by each worker.
+func checkEveryProcessCounted(t *testing.T, apis, workers []string) {
+	t.Helper()
+	for _, tc := range []struct {
+		addrs []string
+		want  []string
+	}{
+		{apis, []string{"payoutd_http_requests_total", "payoutd_disbursement_transitions_total"}},
+		{workers, []string{"payoutd_tasks_processed_total", "payoutd_disbursement_transitions_total"}},
+	} {
+		for _, addr := range tc.addrs {
+			req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/metrics", nil)
+			req.SetBasicAuth("ops", scaleOutAdminPassword)
+			resp, err := httpClient.Do(req)
+			if err != nil {
+				t.Fatalf("/metrics of %s: %v", addr, err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("/metrics of %s: %d", addr, resp.StatusCode)
+			}
+			for _, name := range tc.want {
+				if counterSum(string(body), name) <= 0 {
+					t.Errorf("%s on %s counted nothing after the load", name, addr)
+				}
+			}
+		}
+	}
+}
+
+// counterSum adds up every series of the counter name in a /metrics page.
+func counterSum(page, name string) float64 {
+	sum := 0.0
+	for _, line := range strings.Split(page, "\n") {
+		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
+			continue
+		}
+		var v float64
+		if _, err := fmt.Sscan(line[strings.LastIndex(line, " ")+1:], &v); err == nil {
+			sum += v
+		}
+	}
+	return sum
 }
 
 // webhookReceiver is the merchant's webhook endpoint: it checks each
