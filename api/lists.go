@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -132,6 +133,10 @@ func listQuery(values url.Values, filters ...string) (parsedList, error) {
 		}
 		if len(vs) > 1 {
 			return parsedList{}, models.Invalid(fmt.Sprintf("query parameter %q given more than once", name))
+		}
+		// As in bodies (decodeJSON): PostgreSQL refuses NUL in text.
+		if strings.ContainsRune(vs[0], 0) {
+			return parsedList{}, models.Invalid(fmt.Sprintf(`query parameter %q must not contain the NUL character (\u0000)`, name))
 		}
 	}
 	q := parsedList{limit: defaultListLimit, values: values}

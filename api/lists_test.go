@@ -162,6 +162,7 @@ func TestDisbursementListFilters(t *testing.T) {
 		{url.Values{"client_wallet_id": {"x"}}, ""},
 		{url.Values{"created_from": {"yesterday"}}, "created_from must be an RFC 3339 time such as 2026-11-26T00:00:00Z"},
 		{url.Values{"statuss": {"FAILED"}}, `unknown query parameter "statuss"`},
+		{url.Values{"reference_id": {"inv\x00"}}, `query parameter "reference_id" must not contain the NUL character (\u0000)`},
 		{url.Values{"status": {"FAILED", "SUCCESS"}}, `query parameter "status" given more than once`},
 		{url.Values{"created_from": {"2026-11-27T00:00:00Z"}, "created_to": {"2026-11-26T00:00:00Z"}}, "created_from must be before created_to"},
 	} {
@@ -228,6 +229,8 @@ func TestPaymentListPagesAndFilters(t *testing.T) {
 	}
 	r, _ := list(m, url.Values{"status": {"PAID"}})
 	r.expect(t, http.StatusBadRequest, "")
+	r, _ = list(m, url.Values{"payer_id": {"payer\x00"}})
+	r.expect(t, http.StatusBadRequest, `query parameter "payer_id" must not contain the NUL character (\u0000)`)
 	other := b.newMerchant()
 	if _, page := list(other, url.Values{}); len(page.Data) != 0 {
 		t.Errorf("another client sees %d of this client's payments", len(page.Data))

@@ -84,7 +84,7 @@ func (in *devInbox) handler(next http.Handler) http.Handler {
 func (in *devInbox) receive(w http.ResponseWriter, r *http.Request) {
 	target := r.PathValue("target")
 	if target != "payouts" && target != "payments" {
-		http.NotFound(w, r)
+		inboxError(w, http.StatusNotFound, "not found")
 		return
 	}
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
@@ -127,7 +127,7 @@ func (in *devInbox) receive(w http.ResponseWriter, r *http.Request) {
 		case <-time.After(in.timeout):
 		}
 	case inboxFail:
-		http.Error(w, `{"error":"the dev inbox is set to fail"}`, http.StatusInternalServerError)
+		inboxError(w, http.StatusInternalServerError, "the dev inbox is set to fail")
 	default:
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte(`{"received":true}`))
@@ -163,9 +163,7 @@ func (in *devInbox) setMode(w http.ResponseWriter, r *http.Request) {
 		mode = body.Mode
 	}
 	if mode != inboxOK && mode != inboxFail && mode != inboxTimeout {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusBadRequest)
-		fmt.Fprintf(w, `{"error":"mode must be %s, %s or %s"}`, inboxOK, inboxFail, inboxTimeout)
+		inboxError(w, http.StatusBadRequest, fmt.Sprintf("mode must be %s, %s or %s", inboxOK, inboxFail, inboxTimeout))
 		return
 	}
 	in.mu.Lock()
@@ -217,3 +215,10 @@ Mode: <strong id="mode">{{.Mode}}</strong>
 {{else}}<tr><td colspan="6">Nothing yet: create a payout or a payment.</td></tr>{{end}}
 </tbody></table></body></html>
 `))
+
+// inboxError answers {"error": msg}, as every error of the service does.
+func inboxError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]string{"error": msg})
+}

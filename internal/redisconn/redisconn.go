@@ -38,6 +38,11 @@ func Open(raw string) (*redis.Client, error) {
 		return redis.NewFailoverClient(opts), nil
 	}
 	opts, err := redis.ParseURL(raw)
+	var parseErr *url.Error
+	if errors.As(err, &parseErr) {
+		// url.Parse's error quotes the whole URL, password included.
+		return nil, fmt.Errorf("cannot be parsed: %v", parseErr.Err)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -54,6 +54,11 @@ func TestParseSentinelKeepsThePasswordOutOfErrors(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), "hunter2") {
 		t.Fatalf("error %v", err)
 	}
+	// A malformed redis:// URL too: the process prints the error at start.
+	_, err = Open("redis://:hunter2@cache:bad/0")
+	if err == nil || strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), "invalid port") {
+		t.Fatalf("error %v", err)
+	}
 }
 
 func TestOpenPicksTheClientByScheme(t *testing.T) {
