@@ -39,8 +39,10 @@ func TestReconcile(t *testing.T) {
 	}
 	report := oneObject(t, r.args, r.stdout)
 	checkContract(t, "reconcile", report)
+	// Two invariants name it: the ledger's sum and the statement's last line.
 	problems := report["problems"].([]any)
-	if report["ok"] != false || len(problems) != 1 || !strings.Contains(problems[0].(string), wallet) {
+	if report["ok"] != false || len(problems) != 2 || !strings.Contains(problems[0].(string), wallet) ||
+		!strings.Contains(problems[1].(string), wallet) {
 		t.Fatalf("reconcile of broken books printed %v", report)
 	}
 

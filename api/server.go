@@ -170,6 +170,8 @@ func (s *Server) routes(queueRedis asynq.RedisConnOpt) {
 	v3.GET("/wallets", optional, s.clientRate, s.handleWalletList)
 	v3.GET("/wallets/:wallet_id/balance", optional, s.clientRate, s.handleWalletBalance)
 	v3.GET("/wallets/:wallet_id/banks", optional, s.clientRate, s.handleWalletBanks)
+	v3.GET("/wallets/:wallet_id/transactions", optional, s.clientRate, s.handleWalletStatement)
+	v3.GET("/wallets/:wallet_id/transactions/export", optional, s.clientRate, s.handleWalletStatementExport)
 	v3.POST("/debug/signature-check", s.authenticate(signatureDiagnostic), s.rateLimit("signature-check", redis_rate.PerMinute(20)), s.handleSignatureCheck)
 	// Each quote is a real-time account inquiry: limited per client so that
 	// accounts cannot be enumerated at full speed (QUOTE_RATE_LIMIT).

@@ -403,13 +403,31 @@ func (e *networkError) Unwrap() error { return e.err }
 // attempt sends the request once, signed at at, and returns a 2xx answer's
 // body, or an *APIError, or a *networkError.
 func (c *Client) attempt(ctx context.Context, method, target string, body []byte, idempotencyKey string, at time.Time) (answer, []byte, error) {
+	resp, err := c.do(ctx, method, target, body, idempotencyKey, at)
+	if err != nil {
+		return answer{}, nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
+	if err != nil {
+		return answer{status: resp.StatusCode}, nil, &networkError{fmt.Errorf("read answer: %w", err)}
+	}
+	ans := answer{status: resp.StatusCode, replayed: resp.Header.Get("Idempotent-Replayed") == "true"}
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return ans, raw, nil
+	}
+	return ans, nil, c.apiError(resp, raw)
+}
+
+// do sends one signed request.
+func (c *Client) do(ctx context.Context, method, target string, body []byte, idempotencyKey string, at time.Time) (*http.Response, error) {
 	var reader io.Reader
 	if body != nil {
 		reader = bytes.NewReader(body)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, target, reader)
 	if err != nil {
-		return answer{}, nil, fmt.Errorf("payoutd: build request: %w", err)
+		return nil, fmt.Errorf("payoutd: build request: %w", err)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -423,17 +441,14 @@ func (c *Client) attempt(ctx context.Context, method, target string, body []byte
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return answer{}, nil, &networkError{err}
+		return nil, &networkError{err}
 	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
-	if err != nil {
-		return answer{status: resp.StatusCode}, nil, &networkError{fmt.Errorf("read answer: %w", err)}
-	}
+	return resp, nil
+}
+
+// apiError is the *APIError of a refused answer whose body is raw.
+func (c *Client) apiError(resp *http.Response, raw []byte) error {
 	ans := answer{status: resp.StatusCode, replayed: resp.Header.Get("Idempotent-Replayed") == "true"}
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		return ans, raw, nil
-	}
 	apiErr := &APIError{
 		StatusCode: resp.StatusCode,
 		RequestID:  resp.Header.Get("X-Request-Id"),
@@ -448,7 +463,7 @@ func (c *Client) attempt(ctx context.Context, method, target string, body []byte
 	} else {
 		apiErr.Message = http.StatusText(resp.StatusCode)
 	}
-	return ans, nil, apiErr
+	return apiErr
 }
 
 // parseRetryAfter reads seconds or an HTTP date; 0 when absent or invalid.

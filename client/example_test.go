@@ -13,6 +13,7 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -250,5 +251,34 @@ func ExampleClient_Disbursements() {
 			log.Fatal(err) // the page that failed; the loop ends
 		}
 		fmt.Println(d.ID, d.NetAmount, *d.FailedReason)
+	}
+}
+
+// A wallet's statement for a month: every line, newest first, with the
+// balances after it; or the same lines as a CSV file for the finance team.
+func ExampleClient_WalletTransactions() {
+	c, err := client.New("https://api.payoutd.example", apiKey, signingSecret)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	walletID := "6f1c2a9e-8d4b-4c3e-9a7f-1b2c3d4e5f60"
+	month := client.ListParams{Limit: 100,
+		CreatedFrom: time.Date(2026, time.November, 1, 0, 0, 0, 0, time.UTC),
+		CreatedTo:   time.Date(2026, time.December, 1, 0, 0, 0, 0, time.UTC)}
+	for line, err := range c.WalletTransactions(ctx, walletID, month) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(line.Seq, line.Kind, line.Amount, line.AvailableAfter, line.BalanceAfter)
+	}
+
+	file, err := os.Create("statement-2026-11.csv")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer file.Close()
+	if err := c.ExportWalletStatement(ctx, walletID, month.CreatedFrom, month.CreatedTo, file); err != nil {
+		log.Fatal(err)
 	}
 }

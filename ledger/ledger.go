@@ -26,6 +26,9 @@ import (
 type Entry struct {
 	Account string
 	Amount  models.Amount
+	// Line is the kind of the statement line a wallet entry makes; empty
+	// means the posting kind's usual one (lineKind).
+	Line models.StatementKind
 }
 
 // Posting is a balanced set of entries with what caused it.
@@ -44,6 +47,12 @@ var ErrUnbalanced = errors.New("ledger posting does not balance to zero")
 type Release struct {
 	WalletID uuid.UUID
 	Amount   models.Amount
+	// DisbursementID is the disbursement whose lock this is: its
+	// statement line names it. When PostAll also posts that disbursement's
+	// debit from the same wallet for exactly Amount, the debit's lines
+	// carry the release (the lock turns into the debit); otherwise the
+	// release is a payout_released line of its own.
+	DisbursementID uuid.UUID
 }
 
 // Post writes p inside tx and applies each wallet entry to the wallet's
@@ -95,6 +104,7 @@ func PostAll(tx *gorm.DB, now time.Time, ps []Posting, releases []Release) ([]uu
 				if c.balance, err = c.balance.Add(e.Amount); err != nil {
 					return nil, fmt.Errorf("wallet %s: %w", walletID, err)
 				}
+				c.lines = append(c.lines, postingLine(p, e, ids[i]))
 			}
 		}
 	}
@@ -104,6 +114,7 @@ func PostAll(tx *gorm.DB, now time.Time, ps []Posting, releases []Release) ([]uu
 		if c.release, err = c.release.Add(r.Amount); err != nil {
 			return nil, fmt.Errorf("release of wallet %s: %w", r.WalletID, err)
 		}
+		c.addRelease(r)
 	}
 	for id, c := range changes {
 		if err := c.check(id); err != nil {
@@ -150,6 +161,80 @@ func checkBalanced(p Posting) error {
 type walletChange struct {
 	balance models.Amount // added to the balance
 	release models.Amount // taken off the lock
+	lock    models.Amount // added to the lock (LockFunds)
+	// lines are the statement lines of the change, in order; their
+	// balance changes sum to balance and their lock changes to -release.
+	lines []line
+}
+
+// line is a statement line to write: what it records and its changes.
+// Its sequence number and the balances after it are known only once the
+// wallet's row is updated (statementRows).
+type line struct {
+	kind           models.StatementKind
+	balance        models.Amount // added to the balance
+	locked         models.Amount // added to the lock
+	disbursementID *uuid.UUID
+	paymentID      *uuid.UUID
+	txnID          *uuid.UUID
+	memo           string
+}
+
+// postingLine is the statement line of a wallet entry e of posting p
+// (ledger transaction txnID). The posting's Reference names the
+// disbursement of a payout or return and the payment of a settlement.
+func postingLine(p Posting, e Entry, txnID uuid.UUID) line {
+	l := line{kind: e.Line, balance: e.Amount, txnID: &txnID, memo: p.Memo}
+	ref, err := uuid.Parse(p.Reference)
+	switch p.Kind {
+	case "payout", "return":
+		if err == nil {
+			l.disbursementID = &ref
+		}
+		if l.kind == "" && p.Kind == "payout" {
+			l.kind = models.StatementPayoutDebited
+		} else if l.kind == "" {
+			l.kind = models.StatementPayoutReturned
+		}
+	case "settlement":
+		if err == nil {
+			l.paymentID = &ref
+		}
+		if l.kind == "" {
+			l.kind = models.StatementPaymentSettled
+		}
+	}
+	if l.kind == "" {
+		l.kind = models.StatementAdjustment
+	}
+	return l
+}
+
+// addRelease records release r in the change's lines: the debit lines of
+// its disbursement carry it when they take exactly its amount from the
+// balance (a paid payout: the lock becomes the debit, available does not
+// move), else it is a payout_released line (available gets it back).
+func (c *walletChange) addRelease(r Release) {
+	var debits []int
+	var taken models.Amount
+	for i, l := range c.lines {
+		if l.disbursementID != nil && *l.disbursementID == r.DisbursementID && l.locked == 0 && l.balance < 0 {
+			debits = append(debits, i)
+			taken -= l.balance
+		}
+	}
+	if r.DisbursementID != uuid.Nil && len(debits) > 0 && taken == r.Amount {
+		for _, i := range debits {
+			c.lines[i].locked = c.lines[i].balance
+		}
+		return
+	}
+	l := line{kind: models.StatementPayoutReleased, locked: -r.Amount}
+	if r.DisbursementID != uuid.Nil {
+		id := r.DisbursementID
+		l.disbursementID = &id
+	}
+	c.lines = append(c.lines, l)
 }
 
 // check refuses a change no wallet within its range could take: the

@@ -56,13 +56,14 @@ func OpenDisbursements(ctx context.Context, db *gorm.DB, ds []*models.Disburseme
 }
 
 // openInTransaction is OpenDisbursements as one transaction: per wallet,
-// in id order, the lock of its disbursements' summed gross (LockFunds);
+// in id order, the lock of its disbursements' summed gross with their
+// statement lines (LockFunds);
 // then the rows of the wallets whose lock was taken, and their audit
 // lines.
 func openInTransaction(ctx context.Context, db *gorm.DB, ds []*models.Disbursement) (map[uuid.UUID]bool, error) {
-	sums, at := map[uuid.UUID]models.Amount{}, map[uuid.UUID]time.Time{}
+	locks, at := map[uuid.UUID][]Lock{}, map[uuid.UUID]time.Time{}
 	for _, d := range ds {
-		sums[d.WalletID] += d.Amount
+		locks[d.WalletID] = append(locks[d.WalletID], Lock{DisbursementID: d.ID, Amount: d.Amount})
 		if d.CreatedAt.After(at[d.WalletID]) {
 			at[d.WalletID] = d.CreatedAt
 		}
@@ -70,8 +71,8 @@ func openInTransaction(ctx context.Context, db *gorm.DB, ds []*models.Disburseme
 	opened := make(map[uuid.UUID]bool, len(ds))
 	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		locked := map[uuid.UUID]bool{}
-		for _, id := range inIDOrder(sums) {
-			ok, err := LockFunds(tx, id, sums[id], at[id])
+		for _, id := range inIDOrder(locks) {
+			ok, err := LockFunds(tx, id, locks[id], at[id])
 			if err != nil {
 				return err
 			}
@@ -127,8 +128,8 @@ const openColumns = `id, client_id, wallet_id, idempotency_key, status, amount, 
 
 // openManySQL writes a group: the disbursements as input by unnest of
 // $1..$23 (one array per column), the locks of each wallet's summed gross
-// in wallet id order (LockFundsEachSQL: $3 the wallet ids), then
-// openRowsSQL.
+// in wallet id order with their statement lines (LockFundsEachSQL: $3 the
+// wallet ids), then openRowsSQL.
 var openManySQL = `WITH input AS (
 	        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::bigint[], $7::bigint[],
 	            $8::bigint[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[],
@@ -138,7 +139,8 @@ var openManySQL = `WITH input AS (
 	    ), ` + LockFundsEachSQL("input", "$3", "$24") + `, ` + openRowsSQL
 
 // openOneSQL writes a lone create: the same statement with one row of
-// scalars as input and LockFunds' plain conditional update as the lock.
+// scalars as input and LockFunds' plain conditional update as the lock,
+// with its statement line.
 // The ordered, summed lock of a group holds the wallet's row about half
 // as long again, which a lone create need not pay.
 var openOneSQL = `WITH input(` + openColumns + `) AS (
@@ -147,7 +149,13 @@ var openOneSQL = `WITH input(` + openColumns + `) AS (
 	            $19::timestamptz, $20::bigint, $21::timestamptz, $22::timestamptz, $23::timestamptz
 	    ), locked AS (
 	        ` + LockFundsSQL("$6", "$23", "$3", "$24", "$1::uuid") + `
+	    ), lock_lines AS (
+	        ` + ledgerLockLine + `
 	    ), ` + openRowsSQL
+
+// ledgerLockLine is the lone create's payout_locked line (LockLinesSQL).
+var ledgerLockLine = LockLinesSQL(`(SELECT l.id, l.wallet_id, $6::bigint AS amount, l.balance, l.locked - $6::bigint AS before,
+	            1::bigint AS n, l.statement_seq, l.updated_at FROM locked l) AS l`)
 
 // openManyStatement is OpenDisbursements on PostgreSQL: openManySQL, or
 // openOneSQL for a lone create, as its own transaction. It goes through database/sql because gorm would expand

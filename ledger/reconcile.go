@@ -42,6 +42,9 @@ const StuckAfter = time.Hour
 //   - each wallet's balance equals the sum of its entries;
 //   - each wallet's lock equals the gross of its non-terminal disbursements
 //     (and so is never negative);
+//   - each wallet's statement is whole: lines 1 to statement_seq, each
+//     line's balance and lock after it those after the line before plus its
+//     changes, the last showing the wallet's balance and lock;
 //   - each vendor's clearing account equals the net of its paid
 //     disbursements (a returned one's net came back out of it), the payout
 //     fees the fees of paid and returned disbursements, and the fees
@@ -71,7 +74,7 @@ func Reconcile(ctx context.Context, db *gorm.DB, now time.Time) (*Report, error)
 	r := &reconciler{report: report, dialect: dialect, now: report.CheckedAt}
 	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		for _, check := range []func(*gorm.DB) error{
-			r.checkTransactions, r.checkWallets, r.checkLocks, r.checkPayoutAccounts, r.checkSettlements,
+			r.checkTransactions, r.checkWallets, r.checkLocks, r.checkStatements, r.checkPayoutAccounts, r.checkSettlements,
 			r.refusedSettlements, r.checkLateVendorResults, r.warnStuckPayouts, r.warnUnsettled, r.warnLateResults, r.warnHeldPayments, r.systemBalances,
 		} {
 			if err := check(tx); err != nil {
@@ -299,6 +302,55 @@ func (r *reconciler) checkLocks(tx *gorm.DB) error {
 		if !w.Locked.equal(&w.Open) {
 			r.problem("wallet %s: locked %s differs from the gross of its open disbursements %s", w.ID, w.Locked.String(), w.Open.String())
 		}
+	}
+	return nil
+}
+
+// checkStatements checks every wallet's statement lines (at most 20
+// broken links are named: one broken line breaks the rest of its chain
+// only where the next line repeats the error).
+func (r *reconciler) checkStatements(tx *gorm.DB) error {
+	var ends []struct {
+		ID           string
+		Balance      total
+		Locked       total
+		StatementSeq int64
+		Lines        int64
+		BalanceAfter total
+		LockedAfter  total
+	}
+	err := tx.Raw(`SELECT w.id, w.balance, w.locked, w.statement_seq,
+	        (SELECT count(*) FROM wallet_statement s WHERE s.wallet_id = w.id) AS lines,
+	        l.balance_after, l.locked_after
+	        FROM wallets w LEFT JOIN wallet_statement l ON l.wallet_id = w.id AND l.seq = w.statement_seq
+	        ORDER BY w.id`).Scan(&ends).Error
+	if err != nil {
+		return err
+	}
+	for _, w := range ends {
+		switch {
+		case w.Lines != w.StatementSeq:
+			r.problem("wallet %s: statement has %d lines, numbered up to %d", w.ID, w.Lines, w.StatementSeq)
+		case !w.Balance.equal(&w.BalanceAfter) || !w.Locked.equal(&w.LockedAfter):
+			// With no line, both must be zero (total reads NULL as zero).
+			r.problem("wallet %s: balance %s and lock %s differ from its last statement line's (%s and %s)",
+				w.ID, w.Balance.String(), w.Locked.String(), w.BalanceAfter.String(), w.LockedAfter.String())
+		}
+	}
+	var broken []struct {
+		WalletID string
+		Seq      int64
+	}
+	err = tx.Raw(`SELECT s.wallet_id, s.seq FROM wallet_statement s
+	        LEFT JOIN wallet_statement p ON p.wallet_id = s.wallet_id AND p.seq = s.seq - 1
+	        WHERE s.balance_after <> COALESCE(p.balance_after, 0) + s.balance_change
+	            OR s.locked_after <> COALESCE(p.locked_after, 0) + s.locked_change
+	        ORDER BY s.wallet_id, s.seq LIMIT 20`).Scan(&broken).Error
+	if err != nil {
+		return err
+	}
+	for _, b := range broken {
+		r.problem("wallet %s: statement line %d does not follow from the line before", b.WalletID, b.Seq)
 	}
 	return nil
 }

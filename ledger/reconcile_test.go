@@ -2,6 +2,7 @@ package ledger_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -124,13 +125,17 @@ func (b *payoutBook) exec(sql string, args ...any) {
 // and both figures, and the report is not ok.
 func TestReconcileReportsALockThatDiffersFromOpenPayouts(t *testing.T) {
 	t.Parallel()
+	// Each tampering changes the wallet's last statement line too, so that
+	// only the lock invariant breaks.
 	for name, tc := range map[string]struct {
-		sql  string
-		want []string
+		sql, statementSQL string
+		want              []string
 	}{
 		"lock raised by one unit": {`UPDATE wallets SET locked = locked + 1 WHERE id = ?`,
+			`UPDATE wallet_statement SET locked_after = locked_after + 1, locked_change = locked_change + 1`,
 			[]string{"locked 100000.0001 differs from the gross of its open disbursements 100000.0000"}},
 		"lock of an in-flight payout lost": {`UPDATE wallets SET locked = 0 WHERE id = ?`,
+			`UPDATE wallet_statement SET locked_after = 0, locked_change = locked_change - locked_after`,
 			[]string{"locked 0.0000 differs from the gross of its open disbursements 100000.0000"}},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -141,7 +146,42 @@ func TestReconcileReportsALockThatDiffersFromOpenPayouts(t *testing.T) {
 				t.Fatalf("before tampering: %v", r.Problems)
 			}
 			b.exec(tc.sql, b.wallet)
+			b.exec(tc.statementSQL+` WHERE wallet_id = ? AND seq = (SELECT statement_seq FROM wallets WHERE id = ?)`, b.wallet, b.wallet)
 			b.wantProblem(append(tc.want, "wallet "+b.wallet.String())...)
+		})
+	}
+}
+
+// A wallet's statement must be whole and agree with the wallet: a line
+// whose figures do not follow from the line before, a missing line, or a
+// wallet changed without its line is reported, naming the wallet.
+func TestReconcileReportsABrokenStatement(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		sql  string
+		want string
+	}{
+		"a line's balance after changed": {`UPDATE wallet_statement SET balance_after = balance_after + 1 WHERE wallet_id = ? AND seq = 2`,
+			"statement line 2 does not follow from the line before"},
+		"a line lost": {`DELETE FROM wallet_statement WHERE wallet_id = ? AND seq = 2`,
+			"lines, numbered up to"},
+		"the lock changed without a line": {`UPDATE wallets SET locked = locked + 1 WHERE id = ?`,
+			"differ from its last statement line's"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := newPayoutBook(t)
+			b.paidAndInFlight()
+			if r := b.reconcile(); !r.OK {
+				t.Fatalf("before tampering: %v", r.Problems)
+			}
+			b.exec(tc.sql, b.wallet)
+			r := b.reconcile()
+			if r.OK || !slices.ContainsFunc(r.Problems, func(p string) bool {
+				return strings.Contains(p, tc.want) && strings.Contains(p, "wallet "+b.wallet.String())
+			}) {
+				t.Fatalf("reconcile ok=%v problems %q, want one naming the wallet and %q", r.OK, r.Problems, tc.want)
+			}
 		})
 	}
 }

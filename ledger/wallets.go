@@ -20,6 +20,12 @@
 //   - balance stays within ±models.MaxBalance: apply's update is guarded
 //     by the bound, and PostAll checks every sum before anything is
 //     written.
+//   - Every change of balance or locked writes the wallet's statement
+//     lines in the same statement or transaction: the row update advances
+//     wallets.statement_seq by the number of lines and returns the row as
+//     it left it, from which each line's balance and lock after it follow
+//     (statementRows; in the create's statement, LockLinesSQL). The last
+//     line of a wallet shows its balance and lock (Reconcile checks it).
 //   - One statement or transaction that updates several wallets updates
 //     them in wallet id order, so that concurrent writers (PostAll,
 //     ReleaseLocks, the grouped create) take the row locks in one order
@@ -64,55 +70,127 @@ func insertPostings(tx *gorm.DB, now time.Time, ids []uuid.UUID, ps []Posting) e
 	return tx.Create(&entries).Error
 }
 
-// applyAll applies each wallet's change in wallet id order: on PostgreSQL
-// with one statement for all of them (applyAllSQL), elsewhere, or for one
-// wallet, with apply's update per wallet. Should a wallet's guard refuse
-// its change, the error is apply's for the first such wallet, and the
-// caller's transaction rolls back.
+// applyAll applies each wallet's change in wallet id order, then writes
+// their statement lines: on PostgreSQL with one statement for all of them
+// (applyAllSQL), elsewhere, or for one wallet, with apply's update per
+// wallet. Should a wallet's guard refuse its change, the error is apply's
+// for the first such wallet, and the caller's transaction rolls back.
 func applyAll(tx *gorm.DB, changes map[uuid.UUID]*walletChange, now time.Time) error {
 	order := inIDOrder(changes)
+	afters := make(map[uuid.UUID]walletAfter, len(order))
 	if len(order) == 1 || database.DialectOfDB(tx) != database.Postgres {
 		for _, id := range order {
-			if err := changes[id].apply(tx, id, now); err != nil {
+			after, err := changes[id].apply(tx, id, now)
+			if err != nil {
 				return err
 			}
+			afters[id] = after
 		}
-		return nil
+		return writeStatement(tx, order, changes, afters)
 	}
-	balances, releases := make(int64Array, len(order)), make(int64Array, len(order))
+	balances, releases, lines := make(int64Array, len(order)), make(int64Array, len(order)), make(int64Array, len(order))
 	for i, id := range order {
-		balances[i], releases[i] = int64(changes[id].balance), int64(changes[id].release)
+		c := changes[id]
+		balances[i], releases[i], lines[i] = int64(c.balance), int64(c.release), int64(len(c.lines))
 	}
-	var updated []uuid.UUID
-	err := tx.Raw(applyAllSQL, uuidArray(order), balances, releases, now, int64(-models.MaxBalance), int64(models.MaxBalance)).
+	var updated []walletAfter
+	err := tx.Raw(applyAllSQL, uuidArray(order), balances, releases, now, int64(-models.MaxBalance), int64(models.MaxBalance), lines).
 		Scan(&updated).Error
 	if err != nil {
 		return err
 	}
-	if len(updated) == len(order) {
-		return nil
+	for _, a := range updated {
+		afters[a.ID] = a
 	}
 	for _, id := range order {
-		if !slices.Contains(updated, id) {
+		if _, ok := afters[id]; !ok {
 			// Nothing of it changed: apply's update refuses it again and
 			// says why.
-			return changes[id].apply(tx, id, now)
+			if _, err := changes[id].apply(tx, id, now); err != nil {
+				return err
+			}
+			return fmt.Errorf("ledger: wallet %s refused a change, then took it", id)
 		}
 	}
-	return fmt.Errorf("ledger: %d wallet changes, %d rows updated", len(order), len(updated))
+	return writeStatement(tx, order, changes, afters)
 }
 
 // applyAllSQL is applyAll's one statement: $1 the wallet ids in id order,
-// $2 and $3 each one's balance change and release, $4 the time, $5 and $6
-// the balance bounds. The wallets' rows are locked in id order first (the
-// ordered subquery), as a loop of updates would take them.
+// $2, $3 and $7 each one's balance change, release and number of
+// statement lines, $4 the time, $5 and $6 the balance bounds. The wallets'
+// rows are locked in id order first (the ordered subquery), as a loop of
+// updates would take them.
 const applyAllSQL = `UPDATE wallets w
-	    SET balance = w.balance + c.change, locked = w.locked - c.release, updated_at = $4
-	    FROM unnest($1::uuid[], $2::bigint[], $3::bigint[]) AS c(id, change, release)
+	    SET balance = w.balance + c.change, locked = w.locked - c.release,
+	        statement_seq = w.statement_seq + c.lines, updated_at = GREATEST(w.updated_at, $4)
+	    FROM unnest($1::uuid[], $2::bigint[], $3::bigint[], $7::bigint[]) AS c(id, change, release, lines)
 	    WHERE w.id = c.id
 	        AND w.id IN (SELECT id FROM wallets WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE)
 	        AND w.locked >= c.release AND w.balance + c.change BETWEEN $5 AND $6
-	    RETURNING w.id`
+	    RETURNING w.id, w.balance, w.locked, w.statement_seq, w.updated_at`
+
+// walletAfter is a wallet's row as a money update left it: what its
+// statement lines are numbered and balanced from.
+type walletAfter struct {
+	ID           uuid.UUID
+	Balance      models.Amount
+	Locked       models.Amount
+	StatementSeq int64
+	UpdatedAt    time.Time
+}
+
+// statementRows are the statement lines of change c of wallet id, whose
+// row the change left as after: numbered up to after's statement_seq, each
+// with the balance and lock after it, worked back from after. The lines'
+// changes must add up to c's (else the change is refused: a defect).
+func statementRows(id uuid.UUID, c *walletChange, after walletAfter) ([]models.StatementLine, error) {
+	n := len(c.lines)
+	rows := make([]models.StatementLine, n)
+	balance, locked := after.Balance, after.Locked
+	var balanceSum, lockedSum models.Amount
+	for i := n - 1; i >= 0; i-- {
+		l := c.lines[i]
+		rows[i] = models.StatementLine{WalletID: id, Seq: after.StatementSeq - int64(n-1-i), Kind: l.kind,
+			BalanceChange: l.balance, LockedChange: l.locked, BalanceAfter: balance, LockedAfter: locked,
+			DisbursementID: l.disbursementID, PaymentID: l.paymentID, LedgerTransactionID: l.txnID, Memo: l.memo,
+			CreatedAt: after.UpdatedAt}
+		balance, locked = balance-l.balance, locked-l.locked
+		balanceSum, lockedSum = balanceSum+l.balance, lockedSum+l.locked
+	}
+	if balanceSum != c.balance || lockedSum != -c.release+c.lock {
+		return nil, fmt.Errorf("ledger: wallet %s: statement lines of %s/%s for a change of %s/%s", id,
+			balanceSum, lockedSum, c.balance, c.lock-c.release)
+	}
+	return rows, nil
+}
+
+// writeStatement inserts the statement lines of the wallets' changes, in
+// one insert (or a few, for a very large change).
+func writeStatement(tx *gorm.DB, order []uuid.UUID, changes map[uuid.UUID]*walletChange, afters map[uuid.UUID]walletAfter) error {
+	var rows []models.StatementLine
+	for _, id := range order {
+		r, err := statementRows(id, changes[id], afters[id])
+		if err != nil {
+			return err
+		}
+		rows = append(rows, r...)
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	return tx.CreateInBatches(&rows, 2000).Error
+}
+
+// touchedAt is the new updated_at of a money update with the time as its
+// placeholder: on PostgreSQL never earlier than the row's, so that a
+// wallet's statement lines, which take it as their time, are in time
+// order whichever process's clock wrote them. (SQLite serves one process.)
+func touchedAt(tx *gorm.DB) string {
+	if database.DialectOfDB(tx) == database.Postgres {
+		return "GREATEST(updated_at, ?)"
+	}
+	return "?"
+}
 
 // uuidArray and int64Array are PostgreSQL array arguments: gorm would
 // expand a plain slice into a list of placeholders.
@@ -146,76 +224,112 @@ type lockShortOf struct {
 
 func (e *lockShortOf) Error() string { return e.msg }
 
-// apply changes the wallet's balance (and lock) in one guarded update:
-// the new balance must stay within ±MaxBalance and the lock cover the
-// release, else nothing changes and the error says which.
-func (c walletChange) apply(tx *gorm.DB, id uuid.UUID, now time.Time) error {
+// apply changes the wallet's balance (and lock) in one guarded update and
+// returns the row as it left it: the new balance must stay within
+// ±MaxBalance and the lock cover the release, else nothing changes and the
+// error says which. It advances statement_seq by the change's lines; the
+// caller writes them (writeStatement).
+func (c walletChange) apply(tx *gorm.DB, id uuid.UUID, now time.Time) (walletAfter, error) {
 	lo, hi := int64(-models.MaxBalance), int64(models.MaxBalance)
-	var res *gorm.DB
-	if c.release == 0 {
-		res = tx.Exec(`UPDATE wallets SET balance = balance + ?, updated_at = ? WHERE id = ? AND balance + ? BETWEEN ? AND ?`,
-			int64(c.balance), now, id, int64(c.balance), lo, hi)
-	} else {
-		res = tx.Exec(`UPDATE wallets SET balance = balance + ?, locked = locked - ?, updated_at = ?
-			WHERE id = ? AND locked >= ? AND balance + ? BETWEEN ? AND ?`,
-			int64(c.balance), int64(c.release), now, id, int64(c.release), int64(c.balance), lo, hi)
+	var rows []walletAfter
+	err := tx.Raw(`UPDATE wallets SET balance = balance + ?, locked = locked - ? + ?, statement_seq = statement_seq + ?, updated_at = `+touchedAt(tx)+`
+			WHERE id = ? AND locked >= ? AND balance + ? BETWEEN ? AND ?
+			RETURNING id, balance, locked, statement_seq, updated_at`,
+		int64(c.balance), int64(c.release), int64(c.lock), len(c.lines), now, id, int64(c.release), int64(c.balance), lo, hi).
+		Scan(&rows).Error
+	if err != nil {
+		return walletAfter{}, err
 	}
-	if res.Error != nil {
-		return res.Error
-	}
-	if res.RowsAffected == 1 {
-		return nil
+	if len(rows) == 1 {
+		return rows[0], nil
 	}
 	var w models.Wallet
 	if err := tx.Select("balance", "locked").Where("id = ?", id).Take(&w).Error; err != nil {
 		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return models.ErrWalletNotFound
+			return walletAfter{}, models.ErrWalletNotFound
 		}
-		return err
+		return walletAfter{}, err
 	}
 	if w.Locked < c.release {
-		return &lockShortOf{walletID: id, msg: fmt.Sprintf("release lock: wallet %s holds %s locked, less than %s", id, w.Locked, c.release)}
+		return walletAfter{}, &lockShortOf{walletID: id, msg: fmt.Sprintf("release lock: wallet %s holds %s locked, less than %s", id, w.Locked, c.release)}
 	}
-	return fmt.Errorf("%w: wallet %s holds %s, a change of %s would make it %s",
+	return walletAfter{}, fmt.Errorf("%w: wallet %s holds %s, a change of %s would make it %s",
 		models.ErrBalanceLimit, id, w.Balance.Fixed4(), c.balance.Fixed4(), (w.Balance + c.balance).Fixed4())
 }
 
-// LockFunds locks amount (a disbursement's gross) on the active wallet
-// walletID, in tx, with one conditional update: false, and nothing
-// changed, when the wallet is not active or its available balance does not
-// cover amount. The caller writes the disbursement in the same tx.
-func LockFunds(tx *gorm.DB, walletID uuid.UUID, amount models.Amount, now time.Time) (bool, error) {
-	res := tx.Exec(`UPDATE wallets SET locked = locked + ?, updated_at = ?
-		        WHERE id = ? AND state = ? AND balance - locked >= ?`,
-		int64(amount), now, walletID, models.WalletActive, int64(amount))
-	if res.Error != nil {
-		return false, res.Error
-	}
-	return res.RowsAffected == 1, nil
+// Lock is one disbursement's gross to lock on its wallet.
+type Lock struct {
+	DisbursementID uuid.UUID
+	Amount         models.Amount
 }
 
-// LockFundsSQL is LockFunds as a data-modifying statement for PostgreSQL,
-// to be the body of a CTE (WITH locked AS (…)) of a statement that also
-// inserts the disbursement, in one round trip. The arguments are the
-// statement's placeholders for the gross, the time, the wallet id and
+// LockFunds locks the grosses of a wallet's new disbursements on the
+// active wallet walletID, in tx, with one conditional update of their sum
+// (and writes their payout_locked lines): false, and nothing changed, when
+// the wallet is not active or its available balance does not cover the
+// sum. The caller writes the disbursements in the same tx. (On PostgreSQL
+// a create is one statement: LockFundsSQL, LockFundsEachSQL.)
+func LockFunds(tx *gorm.DB, walletID uuid.UUID, locks []Lock, now time.Time) (bool, error) {
+	c := &walletChange{}
+	for _, l := range locks {
+		id := l.DisbursementID
+		c.lock += l.Amount
+		c.lines = append(c.lines, line{kind: models.StatementPayoutLocked, locked: l.Amount, disbursementID: &id})
+	}
+	var rows []walletAfter
+	err := tx.Raw(`UPDATE wallets SET locked = locked + ?, statement_seq = statement_seq + ?, updated_at = `+touchedAt(tx)+`
+		        WHERE id = ? AND state = ? AND balance - locked >= ?
+		        RETURNING id, balance, locked, statement_seq, updated_at`,
+		int64(c.lock), len(c.lines), now, walletID, models.WalletActive, int64(c.lock)).Scan(&rows).Error
+	if err != nil || len(rows) != 1 {
+		return false, err
+	}
+	return true, writeStatement(tx, []uuid.UUID{walletID}, map[uuid.UUID]*walletChange{walletID: c},
+		map[uuid.UUID]walletAfter{walletID: rows[0]})
+}
+
+// LockFundsSQL is LockFunds for one disbursement as the body of a
+// data-modifying CTE for PostgreSQL, for a statement that also inserts the
+// disbursement, in one round trip. The arguments are the statement's
+// placeholders for the gross, the time, the wallet id and
 // models.WalletActive, and the expression it returns as id when the lock is
-// taken (the disbursement's id); no row otherwise.
+// taken (the disbursement's id); no row otherwise. It returns the wallet's
+// row as it left it too, for LockLinesSQL.
 func LockFundsSQL(amount, now, wallet, active, returning string) string {
-	return `UPDATE wallets SET locked = locked + ` + amount + `, updated_at = ` + now + `
+	return `UPDATE wallets SET locked = locked + ` + amount + `, statement_seq = statement_seq + 1,
+	            updated_at = GREATEST(updated_at, ` + now + `)
 	        WHERE id = ` + wallet + ` AND state = ` + active + ` AND balance - locked >= ` + amount + `
-	        RETURNING ` + returning + ` AS id`
+	        RETURNING ` + returning + ` AS id, id AS wallet_id, balance, locked, statement_seq, updated_at`
+}
+
+// LockLinesSQL is the payout_locked statement lines of the locks a
+// statement took, as a data-modifying CTE body: locks names a relation
+// with one row per disbursement locked, with columns id (the
+// disbursement), wallet_id, amount (its gross), and the wallet's row as
+// the lock left it: balance, locked, statement_seq, updated_at, plus
+// before (its lock before the statement) and n (how many of the
+// statement's locks it took). Each wallet's lines follow the order of the
+// disbursements' ids, numbered up to its statement_seq.
+func LockLinesSQL(locks string) string {
+	return `INSERT INTO wallet_statement (wallet_id, seq, kind, balance_change, locked_change, balance_after, locked_after,
+	            disbursement_id, payment_id, ledger_transaction_id, memo, created_at)
+	        SELECT wallet_id, statement_seq - n + row_number() OVER w, '` + string(models.StatementPayoutLocked) + `', 0, amount,
+	            balance, before + sum(amount) OVER w, id, NULL, NULL, '', updated_at
+	        FROM ` + locks + `
+	        WINDOW w AS (PARTITION BY wallet_id ORDER BY id ROWS UNBOUNDED PRECEDING)`
 }
 
 // LockFundsEachSQL is LockFunds for many disbursements in one PostgreSQL
-// statement: the text of three CTEs, per_wallet, in_order and locked, to
-// follow the statement's WITH input AS (…), where input (a relation with
-// columns id, wallet_id, amount and created_at) holds one row per
-// disbursement. per_wallet sums the grosses of each wallet's
-// disbursements; in_order takes the wallets' row locks in id order
-// (walletIDs is the placeholder of the uuid[] of their ids); locked then
-// locks each wallet's sum in one update, with LockFunds' condition on the
-// sum (active is the placeholder of models.WalletActive), and returns the
-// input ids of the wallets whose lock was taken.
+// statement: the text of four CTEs, per_wallet, in_order, locked_wallets,
+// locked and lock_lines, to follow the statement's WITH input AS (…),
+// where input (a relation with columns id, wallet_id, amount and
+// created_at) holds one row per disbursement. per_wallet sums the grosses
+// of each wallet's disbursements; in_order takes the wallets' row locks in
+// id order (walletIDs is the placeholder of the uuid[] of their ids);
+// locked_wallets then locks each wallet's sum in one update, with
+// LockFunds' condition on the sum (active is the placeholder of
+// models.WalletActive); locked is the input ids of the wallets whose lock
+// was taken, and lock_lines their statement lines (LockLinesSQL).
 //
 // A wallet whose available balance covers the sum takes all of its
 // disbursements with one row update: a busy wallet's creates then cost
@@ -224,17 +338,21 @@ func LockFundsSQL(amount, now, wallet, active, returning string) string {
 // may fit.
 func LockFundsEachSQL(input, walletIDs, active string) string {
 	return `per_wallet AS (
-	        SELECT wallet_id, sum(amount)::bigint AS amount, max(created_at) AS created_at FROM ` + input + ` GROUP BY wallet_id
+	        SELECT wallet_id, sum(amount)::bigint AS amount, count(*) AS n, max(created_at) AS created_at FROM ` + input + ` GROUP BY wallet_id
 	    ), in_order AS (
 	        SELECT id FROM wallets WHERE id = ANY(` + walletIDs + `::uuid[]) ORDER BY id FOR NO KEY UPDATE
 	    ), locked_wallets AS (
-	        UPDATE wallets w SET locked = w.locked + p.amount, updated_at = p.created_at
+	        UPDATE wallets w SET locked = w.locked + p.amount, statement_seq = w.statement_seq + p.n,
+	            updated_at = GREATEST(w.updated_at, p.created_at)
 	        FROM per_wallet p
 	        WHERE w.id = p.wallet_id AND w.id IN (SELECT id FROM in_order)
 	            AND w.state = ` + active + ` AND w.balance - w.locked >= p.amount
-	        RETURNING w.id
+	        RETURNING w.id, w.balance, w.locked, w.locked - p.amount AS before, p.n, w.statement_seq, w.updated_at
 	    ), locked AS (
 	        SELECT i.id FROM ` + input + ` i JOIN locked_wallets lw ON lw.id = i.wallet_id
+	    ), lock_lines AS (
+	        ` + LockLinesSQL(`(SELECT i.id, i.wallet_id, i.amount, lw.balance, lw.before, lw.n, lw.statement_seq, lw.updated_at
+	            FROM `+input+` i JOIN locked_wallets lw ON lw.id = i.wallet_id) AS l`) + `
 	    )`
 }
 
@@ -250,39 +368,36 @@ func (e *LockShortError) Error() string {
 }
 
 // ReleaseLocks gives locks back to their wallets' available balance
-// without a posting (a disbursement that ends unpaid): one update per
-// wallet with the releases summed, in wallet id order. The guard keeps a
-// lock from going negative: if one would, it returns *LockShortError (the
-// wallets before it are changed; the caller's transaction rolls back).
+// without a posting (a disbursement that ends unpaid), with a
+// payout_released line each: one update per wallet with the releases
+// summed, in wallet id order (applyAll). The guard keeps a lock from going
+// negative: if one would, it returns *LockShortError (the wallets before
+// it are changed; the caller's transaction rolls back).
 func ReleaseLocks(tx *gorm.DB, releases []Release, now time.Time) error {
-	byWallet := map[uuid.UUID]models.Amount{}
+	changes := map[uuid.UUID]*walletChange{}
 	for _, r := range releases {
-		byWallet[r.WalletID] += r.Amount
+		c := changes[r.WalletID]
+		if c == nil {
+			c = &walletChange{}
+			changes[r.WalletID] = c
+		}
+		var err error
+		if c.release, err = c.release.Add(r.Amount); err != nil {
+			return fmt.Errorf("release of wallet %s: %w", r.WalletID, err)
+		}
+		c.addRelease(r)
 	}
-	if len(byWallet) > 1 && database.DialectOfDB(tx) == database.Postgres {
-		changes := make(map[uuid.UUID]*walletChange, len(byWallet))
-		for id, amount := range byWallet {
-			changes[id] = &walletChange{release: amount}
-		}
-		err := applyAll(tx, changes, now)
-		var short *lockShortOf
-		if errors.As(err, &short) {
-			return &LockShortError{WalletID: short.walletID, Amount: byWallet[short.walletID]}
-		}
-		return err
-	}
-	for _, id := range inIDOrder(byWallet) {
-		amount := byWallet[id]
-		res := tx.Exec(`UPDATE wallets SET locked = locked - ?, updated_at = ? WHERE id = ? AND locked >= ?`,
-			int64(amount), now, id, int64(amount))
-		if res.Error != nil {
-			return res.Error
-		}
-		if res.RowsAffected != 1 {
-			return &LockShortError{WalletID: id, Amount: amount}
+	for id, c := range changes {
+		if err := c.check(id); err != nil {
+			return err
 		}
 	}
-	return nil
+	err := applyAll(tx, changes, now)
+	var short *lockShortOf
+	if errors.As(err, &short) {
+		return &LockShortError{WalletID: short.walletID, Amount: changes[short.walletID].release}
+	}
+	return err
 }
 
 // inIDOrder returns the wallet ids of m in the order every writer updates

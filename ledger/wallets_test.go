@@ -32,14 +32,14 @@ var moneyWrites = []moneyWrite{
 		"UPDATE wallets w SET updated_at = now(), locked = w.locked + 1 WHERE id = $1",
 	},
 	{
-		"SQL inserting into the ledger",
-		regexp.MustCompile(`(?is)\bINSERT\s+INTO\s+"?ledger_(?:transactions|entries)\b`), nil,
-		`INSERT INTO ledger_entries (transaction_id, account, amount) VALUES (?, ?, ?)`,
+		"SQL inserting into the ledger or a wallet's statement",
+		regexp.MustCompile(`(?is)\bINSERT\s+INTO\s+"?(?:ledger_(?:transactions|entries)|wallet_statement)\b`), nil,
+		`INSERT INTO wallet_statement (wallet_id, seq) VALUES (?, ?)`,
 	},
 	{
-		"a ledger row built in Go (for gorm to insert)",
-		regexp.MustCompile(`models\.Ledger(?:Transaction|Entry)\{\s*\w`), nil,
-		`txn := models.LedgerTransaction{ID: id}`,
+		"a ledger or statement row built in Go (for gorm to insert)",
+		regexp.MustCompile(`models\.(?:Ledger(?:Transaction|Entry)|StatementLine)\{\s*\w`), nil,
+		`line := models.StatementLine{WalletID: id}`,
 	},
 	{
 		"gorm writing a wallet's balance or locked column",

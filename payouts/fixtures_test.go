@@ -2,6 +2,7 @@ package payouts
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -95,7 +96,11 @@ func (f *fixture) stored(status models.DisbursementStatus, amount models.Amount)
 		if status.Terminal() {
 			return nil
 		}
-		return tx.Exec(`UPDATE wallets SET locked = locked + ? WHERE id = ?`, int64(amount), f.wallet.ID).Error
+		ok, err := ledger.LockFunds(tx, f.wallet.ID, []ledger.Lock{{DisbursementID: d.ID, Amount: amount}}, d.CreatedAt)
+		if err == nil && !ok {
+			err = fmt.Errorf("fixture: wallet %s cannot lock %s", f.wallet.ID, amount)
+		}
+		return err
 	})
 	if err != nil {
 		f.t.Fatal(err)

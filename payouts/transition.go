@@ -309,7 +309,7 @@ func applyMove(d *models.Disbursement, m Move, now time.Time) {
 func releaseLocks(tx *gorm.DB, ds []*models.Disbursement, now time.Time) error {
 	releases := make([]ledger.Release, len(ds))
 	for i, d := range ds {
-		releases[i] = ledger.Release{WalletID: d.WalletID, Amount: d.Amount}
+		releases[i] = ledger.Release{WalletID: d.WalletID, Amount: d.Amount, DisbursementID: d.ID}
 	}
 	err := ledger.ReleaseLocks(tx, releases, now)
 	if short, ok := errors.AsType[*ledger.LockShortError](err); ok {
@@ -319,22 +319,26 @@ func releaseLocks(tx *gorm.DB, ds []*models.Disbursement, now time.Time) error {
 }
 
 // postPayouts records paid disbursements: each gross leaves its wallet
-// (and its lock), the net goes to the vendor's clearing account, the fee
-// to the platform.
+// (and its lock), the net to the vendor's clearing account, the fee to the
+// platform. The wallet's entries are the net and the fee apart, so that
+// its statement shows the fee as a line of its own.
 func postPayouts(tx *gorm.DB, ds []*models.Disbursement, now time.Time) error {
 	postings := make([]ledger.Posting, len(ds))
 	releases := make([]ledger.Release, len(ds))
 	for i, d := range ds {
+		wallet := models.WalletAccount(d.WalletID)
 		entries := []ledger.Entry{
-			{Account: models.WalletAccount(d.WalletID), Amount: -d.Amount},
+			{Account: wallet, Amount: -d.NetAmount, Line: models.StatementPayoutDebited},
 			{Account: models.VendorClearingAccount(d.Vendor), Amount: d.NetAmount},
 		}
 		if d.PlatformFee > 0 {
-			entries = append(entries, ledger.Entry{Account: models.AccountPlatformFees, Amount: d.PlatformFee})
+			entries = append(entries,
+				ledger.Entry{Account: wallet, Amount: -d.PlatformFee, Line: models.StatementFee},
+				ledger.Entry{Account: models.AccountPlatformFees, Amount: d.PlatformFee})
 		}
 		postings[i] = ledger.Posting{Kind: "payout", Memo: "disbursement " + d.BankCode + " " + string(d.TransferType),
 			Reference: d.ID.String(), Entries: entries}
-		releases[i] = ledger.Release{WalletID: d.WalletID, Amount: d.Amount}
+		releases[i] = ledger.Release{WalletID: d.WalletID, Amount: d.Amount, DisbursementID: d.ID}
 	}
 	_, err := ledger.PostAll(tx, now, postings, releases)
 	return err
@@ -356,21 +360,21 @@ func postReturns(tx *gorm.DB, ds []*models.Disbursement, now time.Time) error {
 	}
 	postings := make([]ledger.Posting, len(ds))
 	for i, d := range ds {
-		credit := d.NetAmount
-		entries := []ledger.Entry{{Account: models.VendorClearingAccount(d.Vendor), Amount: -d.NetAmount}}
+		wallet := models.WalletAccount(d.WalletID)
+		entries := []ledger.Entry{
+			{Account: models.VendorClearingAccount(d.Vendor), Amount: -d.NetAmount},
+			{Account: wallet, Amount: d.NetAmount, Line: models.StatementPayoutReturned},
+		}
 		if d.PlatformFee > 0 && slices.Contains(refunding, d.ClientID) {
-			var err error
-			if credit, err = credit.Add(d.PlatformFee); err != nil {
-				return fmt.Errorf("return of %s: %w", d.ID, err)
-			}
-			entries = append(entries, ledger.Entry{Account: models.AccountPlatformFees, Amount: -d.PlatformFee})
+			// The fee comes back as a line of its own in the statement.
+			entries = append(entries, ledger.Entry{Account: models.AccountPlatformFees, Amount: -d.PlatformFee},
+				ledger.Entry{Account: wallet, Amount: d.PlatformFee, Line: models.StatementFee})
 			if err := tx.Model(&models.Disbursement{}).Where("id = ?", d.ID).
 				Updates(map[string]any{"refunded_fee": d.PlatformFee, "updated_at": now}).Error; err != nil {
 				return err
 			}
 			d.RefundedFee = d.PlatformFee
 		}
-		entries = append(entries, ledger.Entry{Account: models.WalletAccount(d.WalletID), Amount: credit})
 		postings[i] = ledger.Posting{Kind: "return", Memo: "disbursement returned by the bank",
 			Reference: d.ID.String(), Entries: entries}
 	}

@@ -230,7 +230,9 @@ func TestReconcileDetectsABalanceChangedOutsideTheLedger(t *testing.T) {
 	if r.code != 3 || r.json["ok"] != false {
 		t.Fatalf("reconcile after tampering: exit %d, %s", r.code, r.stdout)
 	}
-	if problems := r.json["problems"].([]any); len(problems) != 1 || !strings.Contains(problems[0].(string), walletID) {
+	// Two invariants name it: the ledger's sum and the statement's last line.
+	if problems := r.json["problems"].([]any); len(problems) != 2 || !strings.Contains(problems[0].(string), walletID) ||
+		!strings.Contains(problems[1].(string), walletID) {
 		t.Fatalf("problems %v", problems)
 	}
 }

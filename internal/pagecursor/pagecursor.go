@@ -8,6 +8,7 @@ package pagecursor
 import (
 	"encoding/base64"
 	"errors"
+	"strconv"
 	"strings"
 	"time"
 
@@ -77,4 +78,45 @@ func Trim[T any](rows []T, limit int, key func(*T) Cursor) ([]T, *Cursor) {
 	}
 	next := key(&rows[limit-1])
 	return rows[:limit], &next
+}
+
+// Line is the last line of a wallet statement page: its time and its
+// number in the wallet's statement. Statements run newest first by
+// (created_at, seq), as the other lists by (created_at, id).
+type Line struct {
+	CreatedAt time.Time
+	Seq       int64
+}
+
+// linePrefix versions a statement cursor and keeps it apart from a list's.
+const linePrefix = "l1."
+
+// Encode is the opaque form merchants pass back as starting_after.
+func (c Line) Encode() string {
+	raw := c.CreatedAt.UTC().Format(time.RFC3339Nano) + "|" + strconv.FormatInt(c.Seq, 10)
+	return linePrefix + base64.RawURLEncoding.EncodeToString([]byte(raw))
+}
+
+// DecodeLine reads what Line.Encode produced; anything else is ErrInvalid.
+func DecodeLine(s string) (Line, error) {
+	if !strings.HasPrefix(s, linePrefix) || len(s) > 200 {
+		return Line{}, ErrInvalid
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(s[len(linePrefix):])
+	if err != nil {
+		return Line{}, ErrInvalid
+	}
+	at, seq, ok := strings.Cut(string(raw), "|")
+	if !ok {
+		return Line{}, ErrInvalid
+	}
+	t, err := time.Parse(time.RFC3339Nano, at)
+	if err != nil {
+		return Line{}, ErrInvalid
+	}
+	n, err := strconv.ParseInt(seq, 10, 64)
+	if err != nil || n <= 0 || strconv.FormatInt(n, 10) != seq {
+		return Line{}, ErrInvalid
+	}
+	return Line{CreatedAt: t.UTC(), Seq: n}, nil
 }
