@@ -57,8 +57,9 @@ func checkoutServer(t *testing.T, env models.Environment) (*bundle, *httptest.Se
 
 // browser starts a headless Chromium with a fresh profile and no network
 // beyond what the page asks for. Script errors, failed requests and CSP
-// violations the page causes are collected in problems.
-func browser(t *testing.T) (ctx context.Context, problems func() []string) {
+// violations the page causes are collected in problems. Options in extra
+// override the defaults (a phone's window).
+func browser(t *testing.T, extra ...chromedp.ExecAllocatorOption) (ctx context.Context, problems func() []string) {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromiumPath),
@@ -73,6 +74,7 @@ func browser(t *testing.T) (ctx context.Context, problems func() []string) {
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(412, 915), // a phone
 	)
+	opts = append(opts, extra...)
 	timeout, cancelTimeout := context.WithTimeout(context.Background(), browserTimeout)
 	alloc, cancelAlloc := chromedp.NewExecAllocator(timeout, opts...)
 	ctx, cancelBrowser := chromedp.NewContext(alloc, chromedp.WithLogf(t.Logf))

@@ -53,8 +53,9 @@ ensure_packages() {
 	ensure_pkg curl curl            # the dev banner's pasted commands (cmd/payoutd/dev_test.go)
 	ensure_pkg openssl openssl
 	# --- optional packages for later tests: one line each -----------------
-	ensure_pkg chromium chromium     # the checkout page's browser test (api/checkout_browser_test.go)
-	ensure_pkg promtool prometheus   # the alert rules' check (internal/metrics/monitoring_test.go)
+	ensure_pkg chromium chromium     # the browser tests (api/checkout_browser_test.go, api/ops_browser_test.go)
+	ensure_pkg promtool prometheus   # the alert rules' check (internal/metrics/monitoring_test.go) and the
+	                                 # dashboard's graphs, drawn from a real prometheus (api/ops_browser_test.go)
 }
 
 # --- PostgreSQL -------------------------------------------------------------
