@@ -34,11 +34,9 @@
 package ledger
 
 import (
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -70,15 +68,21 @@ func insertPostings(tx *gorm.DB, now time.Time, ids []uuid.UUID, ps []Posting) e
 	return tx.Create(&entries).Error
 }
 
-// applyAll applies each wallet's change in wallet id order, then writes
-// their statement lines: on PostgreSQL with one statement for all of them
-// (applyAllSQL), elsewhere, or for one wallet, with apply's update per
-// wallet. Should a wallet's guard refuse its change, the error is apply's
-// for the first such wallet, and the caller's transaction rolls back.
+// applyAll applies each wallet's change in wallet id order with its
+// statement lines: on PostgreSQL in one statement for all of them
+// (applyAllSQL), so that the wallets' rows are locked for one round trip
+// only; elsewhere with apply's update per wallet, then the lines. Should a
+// wallet's guard refuse its change, the error is apply's for the first
+// such wallet, and the caller's transaction rolls back.
 func applyAll(tx *gorm.DB, changes map[uuid.UUID]*walletChange, now time.Time) error {
 	order := inIDOrder(changes)
+	for _, id := range order {
+		if err := changes[id].checkLines(id); err != nil {
+			return err
+		}
+	}
 	afters := make(map[uuid.UUID]walletAfter, len(order))
-	if len(order) == 1 || database.DialectOfDB(tx) != database.Postgres {
+	if database.DialectOfDB(tx) != database.Postgres {
 		for _, id := range order {
 			after, err := changes[id].apply(tx, id, now)
 			if err != nil {
@@ -88,19 +92,20 @@ func applyAll(tx *gorm.DB, changes map[uuid.UUID]*walletChange, now time.Time) e
 		}
 		return writeStatement(tx, order, changes, afters)
 	}
-	balances, releases, lines := make(int64Array, len(order)), make(int64Array, len(order)), make(int64Array, len(order))
-	for i, id := range order {
-		c := changes[id]
-		balances[i], releases[i], lines[i] = int64(c.balance), int64(c.release), int64(len(c.lines))
-	}
-	var updated []walletAfter
-	err := tx.Raw(applyAllSQL, uuidArray(order), balances, releases, now, int64(-models.MaxBalance), int64(models.MaxBalance), lines).
-		Scan(&updated).Error
+	rows, err := tx.Statement.ConnPool.QueryContext(tx.Statement.Context, applyAllSQL, applyAllArgs(order, changes, now)...)
 	if err != nil {
 		return err
 	}
-	for _, a := range updated {
+	defer rows.Close()
+	for rows.Next() {
+		var a walletAfter
+		if err := rows.Scan(&a.ID, &a.Balance, &a.Locked, &a.StatementSeq, &a.UpdatedAt); err != nil {
+			return err
+		}
 		afters[a.ID] = a
+	}
+	if err := rows.Err(); err != nil {
+		return err
 	}
 	for _, id := range order {
 		if _, ok := afters[id]; !ok {
@@ -112,22 +117,78 @@ func applyAll(tx *gorm.DB, changes map[uuid.UUID]*walletChange, now time.Time) e
 			return fmt.Errorf("ledger: wallet %s refused a change, then took it", id)
 		}
 	}
-	return writeStatement(tx, order, changes, afters)
+	return nil
 }
 
-// applyAllSQL is applyAll's one statement: $1 the wallet ids in id order,
+// applyAllSQL is applyAll's one statement. $1 the wallet ids in id order,
 // $2, $3 and $7 each one's balance change, release and number of
-// statement lines, $4 the time, $5 and $6 the balance bounds. The wallets'
+// statement lines, $4 the time, $5 and $6 the balance bounds; the wallets'
 // rows are locked in id order first (the ordered subquery), as a loop of
-// updates would take them.
-const applyAllSQL = `UPDATE wallets w
-	    SET balance = w.balance + c.change, locked = w.locked - c.release,
-	        statement_seq = w.statement_seq + c.lines, updated_at = GREATEST(w.updated_at, $4)
-	    FROM unnest($1::uuid[], $2::bigint[], $3::bigint[], $7::bigint[]) AS c(id, change, release, lines)
-	    WHERE w.id = c.id
-	        AND w.id IN (SELECT id FROM wallets WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE)
-	        AND w.locked >= c.release AND w.balance + c.change BETWEEN $5 AND $6
-	    RETURNING w.id, w.balance, w.locked, w.statement_seq, w.updated_at`
+// updates would take them. $8 to $15 are the statement lines, one element
+// each, in order within each wallet: wallet, kind, balance and lock
+// change, disbursement, payment, ledger transaction (text, NULL for none)
+// and memo. Each line is numbered up to the wallet's new statement_seq and
+// its balance and lock after it are the wallet's new ones less the changes
+// of the lines after it.
+const applyAllSQL = `WITH c AS (
+	        SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::bigint[], $7::bigint[]) AS c(id, change, release, lines)
+	    ), updated AS (
+	        UPDATE wallets w
+	        SET balance = w.balance + c.change, locked = w.locked - c.release,
+	            statement_seq = w.statement_seq + c.lines, updated_at = GREATEST(w.updated_at, $4)
+	        FROM c
+	        WHERE w.id = c.id
+	            AND w.id IN (SELECT id FROM wallets WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE)
+	            AND w.locked >= c.release AND w.balance + c.change BETWEEN $5 AND $6
+	        RETURNING w.id, w.balance, w.locked, w.statement_seq, w.updated_at
+	    ), l AS (
+	        SELECT * FROM unnest($8::uuid[], $9::text[], $10::bigint[], $11::bigint[], $12::text[], $13::text[], $14::text[], $15::text[])
+	            WITH ORDINALITY AS l(wallet_id, kind, balance_change, locked_change, disbursement_id, payment_id, txn_id, memo, ord)
+	    ), lines AS (
+	        INSERT INTO wallet_statement (wallet_id, seq, kind, balance_change, locked_change, balance_after, locked_after,
+	            disbursement_id, payment_id, ledger_transaction_id, memo, created_at)
+	        SELECT l.wallet_id, u.statement_seq - count(*) OVER mine + row_number() OVER (mine ORDER BY l.ord), l.kind,
+	            l.balance_change, l.locked_change,
+	            u.balance - COALESCE(sum(l.balance_change) OVER later, 0), u.locked - COALESCE(sum(l.locked_change) OVER later, 0),
+	            l.disbursement_id::uuid, l.payment_id::uuid, l.txn_id::uuid, l.memo, u.updated_at
+	        FROM l JOIN updated u ON u.id = l.wallet_id
+	        WINDOW mine AS (PARTITION BY l.wallet_id),
+	            later AS (PARTITION BY l.wallet_id ORDER BY l.ord DESC ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
+	    )
+	    SELECT id, balance, locked, statement_seq, updated_at FROM updated`
+
+// applyAllArgs are applyAllSQL's arguments, as native arrays (the
+// statement runs on the transaction's connection, not through gorm, which
+// would expand them into lists).
+func applyAllArgs(order []uuid.UUID, changes map[uuid.UUID]*walletChange, now time.Time) []any {
+	ids, balances, releases, counts := make([][16]byte, len(order)), make([]int64, len(order)), make([]int64, len(order)), make([]int64, len(order))
+	var (
+		wallets                 [][16]byte
+		kinds, memos            []string
+		lineBalances, lineLocks []int64
+		disbursements, payments []*string
+		txns                    []*string
+	)
+	text := func(id *uuid.UUID) *string {
+		if id == nil {
+			return nil
+		}
+		s := id.String()
+		return &s
+	}
+	for i, id := range order {
+		c := changes[id]
+		ids[i], balances[i], releases[i], counts[i] = id, int64(c.balance), int64(c.release), int64(len(c.lines))
+		for _, l := range c.lines {
+			wallets = append(wallets, id)
+			kinds, memos = append(kinds, string(l.kind)), append(memos, l.memo)
+			lineBalances, lineLocks = append(lineBalances, int64(l.balance)), append(lineLocks, int64(l.locked))
+			disbursements, payments, txns = append(disbursements, text(l.disbursementID)), append(payments, text(l.paymentID)), append(txns, text(l.txnID))
+		}
+	}
+	return []any{ids, balances, releases, now, int64(-models.MaxBalance), int64(models.MaxBalance), counts,
+		wallets, kinds, lineBalances, lineLocks, disbursements, payments, txns, memos}
+}
 
 // walletAfter is a wallet's row as a money update left it: what its
 // statement lines are numbered and balanced from.
@@ -141,13 +202,12 @@ type walletAfter struct {
 
 // statementRows are the statement lines of change c of wallet id, whose
 // row the change left as after: numbered up to after's statement_seq, each
-// with the balance and lock after it, worked back from after. The lines'
-// changes must add up to c's (else the change is refused: a defect).
+// with the balance and lock after it, worked back from after (applyAllSQL
+// does the same in SQL).
 func statementRows(id uuid.UUID, c *walletChange, after walletAfter) ([]models.StatementLine, error) {
 	n := len(c.lines)
 	rows := make([]models.StatementLine, n)
 	balance, locked := after.Balance, after.Locked
-	var balanceSum, lockedSum models.Amount
 	for i := n - 1; i >= 0; i-- {
 		l := c.lines[i]
 		rows[i] = models.StatementLine{WalletID: id, Seq: after.StatementSeq - int64(n-1-i), Kind: l.kind,
@@ -155,13 +215,22 @@ func statementRows(id uuid.UUID, c *walletChange, after walletAfter) ([]models.S
 			DisbursementID: l.disbursementID, PaymentID: l.paymentID, LedgerTransactionID: l.txnID, Memo: l.memo,
 			CreatedAt: after.UpdatedAt}
 		balance, locked = balance-l.balance, locked-l.locked
-		balanceSum, lockedSum = balanceSum+l.balance, lockedSum+l.locked
-	}
-	if balanceSum != c.balance || lockedSum != -c.release+c.lock {
-		return nil, fmt.Errorf("ledger: wallet %s: statement lines of %s/%s for a change of %s/%s", id,
-			balanceSum, lockedSum, c.balance, c.lock-c.release)
 	}
 	return rows, nil
+}
+
+// checkLines refuses a change whose statement lines do not add up to it
+// (a defect: the statement would no longer follow the wallet).
+func (c *walletChange) checkLines(id uuid.UUID) error {
+	var balanceSum, lockedSum models.Amount
+	for _, l := range c.lines {
+		balanceSum, lockedSum = balanceSum+l.balance, lockedSum+l.locked
+	}
+	if balanceSum != c.balance || lockedSum != c.lock-c.release {
+		return fmt.Errorf("ledger: wallet %s: statement lines of %s/%s for a change of %s/%s", id,
+			balanceSum, lockedSum, c.balance, c.lock-c.release)
+	}
+	return nil
 }
 
 // writeStatement inserts the statement lines of the wallets' changes, in
@@ -190,29 +259,6 @@ func touchedAt(tx *gorm.DB) string {
 		return "GREATEST(updated_at, ?)"
 	}
 	return "?"
-}
-
-// uuidArray and int64Array are PostgreSQL array arguments: gorm would
-// expand a plain slice into a list of placeholders.
-type (
-	uuidArray  []uuid.UUID
-	int64Array []int64
-)
-
-func (a uuidArray) Value() (driver.Value, error) {
-	parts := make([]string, len(a))
-	for i, id := range a {
-		parts[i] = id.String()
-	}
-	return "{" + strings.Join(parts, ",") + "}", nil
-}
-
-func (a int64Array) Value() (driver.Value, error) {
-	parts := make([]string, len(a))
-	for i, v := range a {
-		parts[i] = strconv.FormatInt(v, 10)
-	}
-	return "{" + strings.Join(parts, ",") + "}", nil
 }
 
 // lockShortOf is apply's refusal of a release larger than the wallet's
