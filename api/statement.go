@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -117,7 +118,7 @@ func (s *Server) handleWalletStatementExport(c *gin.Context) {
 		}
 		v := statementView(l)
 		return out.Write([]string{strconv.FormatInt(v.Seq, 10), v.CreatedAt, v.Kind, v.Amount, v.BalanceAfter,
-			v.AvailableAfter, v.LockedAfter, deref(v.DisbursementID), deref(v.PaymentID), v.Description})
+			v.AvailableAfter, v.LockedAfter, deref(v.DisbursementID), deref(v.PaymentID), spreadsheetText(v.Description)})
 	})
 	switch {
 	case err != nil && !started:
@@ -170,6 +171,18 @@ func statementQuery(c *gin.Context) (statementPage, error) {
 		p.after = &at
 	}
 	return p, nil
+}
+
+// spreadsheetText keeps a free-text cell (an adjustment's memo, a payer
+// id) from being read as a formula by the spreadsheet a finance team opens
+// the export in (CSV injection): a cell starting with =, +, -, @, a tab or
+// a carriage return gets a leading apostrophe, as OWASP recommends. The
+// export's numbers are written by the service and never need it.
+func spreadsheetText(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
 }
 
 // deref is *s, or "" for nil.

@@ -282,3 +282,22 @@ func TestWalletStatementTimeRange(t *testing.T) {
 		t.Fatalf("range export %v, %v; want the header and line %d", records, err, page.Data[0].Seq)
 	}
 }
+
+// A free-text cell of the export that a spreadsheet would run as a
+// formula is defused; plain text and the service's own numbers are not
+// touched.
+func TestSpreadsheetText(t *testing.T) {
+	for in, want := range map[string]string{
+		"=HYPERLINK(\"http://x\")": "'=HYPERLINK(\"http://x\")",
+		"+1":                       "'+1",
+		"-2+3":                     "'-2+3",
+		"@SUM(A1)":                 "'@SUM(A1)",
+		"\tx":                      "'\tx",
+		"disbursement bca BIFAST":  "disbursement bca BIFAST",
+		"":                         "",
+	} {
+		if got := spreadsheetText(in); got != want {
+			t.Errorf("spreadsheetText(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
