@@ -2,7 +2,6 @@ package api
 
 import (
 	"bytes"
-	"fmt"
 	"maps"
 	"net/http"
 	"regexp"
@@ -12,8 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/goccy/go-yaml"
+	"github.com/getkin/kin-openapi/openapi3"
 
+	"github.com/payoutd/payoutd/internal/conformance"
 	"github.com/payoutd/payoutd/models"
 )
 
@@ -22,114 +22,79 @@ import (
 // and the messages of the common 400 and 401 answers must be in it, and the
 // operations it marks as planned or as answering 501 must really be so.
 
-// openAPIDoc parses the embedded document; duplicate keys are an error.
-func openAPIDoc(t *testing.T) map[string]any {
+// openAPIDoc is the embedded document as kin-openapi loads it, validated
+// (conformance.Load): a dangling $ref, a duplicate key, a schema or an
+// example the specification rejects fails here.
+func openAPIDoc(t *testing.T) *openapi3.T {
 	t.Helper()
-	var doc map[string]any
-	if err := yaml.Unmarshal(openAPIDocument, &doc); err != nil {
-		t.Fatalf("api/openapi.yaml does not parse: %v", err)
+	doc, err := openAPI()
+	if err != nil {
+		t.Fatalf("api/openapi.yaml: %v", err)
 	}
 	return doc
 }
 
-// node returns the map under key, failing the test when it is not one.
-func node(t *testing.T, m map[string]any, key string) map[string]any {
-	t.Helper()
-	v, ok := m[key].(map[string]any)
-	if !ok {
-		t.Fatalf("openapi.yaml: %q is %T, want a mapping", key, m[key])
-	}
-	return v
-}
-
-// resolve follows a local "$ref" (a JSON pointer into the document).
-func resolve(doc map[string]any, v any) (any, error) {
-	for range 10 {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return v, nil
-		}
-		ref, ok := m["$ref"].(string)
-		if !ok {
-			return v, nil
-		}
-		target, err := pointer(doc, ref)
-		if err != nil {
-			return nil, err
-		}
-		v = target
-	}
-	return nil, fmt.Errorf("$ref chain too long")
-}
-
-func pointer(doc map[string]any, ref string) (any, error) {
-	if !strings.HasPrefix(ref, "#/") {
-		return nil, fmt.Errorf("%s: only local references are used in this document", ref)
-	}
-	var cur any = doc
-	for _, part := range strings.Split(ref[2:], "/") {
-		part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("%s: %q is not inside a mapping", ref, part)
-		}
-		if cur, ok = m[part]; !ok {
-			return nil, fmt.Errorf("%s: no %q", ref, part)
-		}
-	}
-	return cur, nil
-}
-
-// walk calls fn on every mapping in v, depth first.
-func walk(v any, fn func(map[string]any)) {
-	switch x := v.(type) {
-	case map[string]any:
-		fn(x)
-		for _, c := range x {
-			walk(c, fn)
-		}
-	case []any:
-		for _, c := range x {
-			walk(c, fn)
-		}
-	}
-}
-
-// errorValues collects the "error" strings of every {error: ...} in v.
-func errorValues(v any) []string {
+// errorValues collects the "error" strings of the {error: ...} examples of
+// resp's content.
+func errorValues(resp *openapi3.Response) []string {
 	var out []string
-	walk(v, func(m map[string]any) {
-		if s, ok := m["error"].(string); ok && len(m) == 1 {
-			out = append(out, s)
+	for _, media := range resp.Content {
+		values := []any{media.Example}
+		for _, ex := range media.Examples {
+			if ex.Value != nil {
+				values = append(values, ex.Value.Value)
+			}
 		}
-	})
+		for _, v := range values {
+			if m, ok := v.(map[string]any); ok && len(m) == 1 {
+				if s, ok := m["error"].(string); ok {
+					out = append(out, s)
+				}
+			}
+		}
+	}
 	return out
 }
-
-var httpMethods = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 
 // operation is one method of one path of the document.
 type operation struct {
 	method, path string // "GET", "/api/v3/wallets/{wallet_id}/balance"
-	op           map[string]any
+	op           *openapi3.Operation
 }
 
-func operations(t *testing.T, doc map[string]any) []operation {
-	t.Helper()
+func operations(doc *openapi3.T) []operation {
 	var ops []operation
-	for path, item := range node(t, doc, "paths") {
-		m, ok := item.(map[string]any)
-		if !ok {
-			t.Fatalf("paths[%q] is %T", path, item)
-		}
-		for _, method := range httpMethods {
-			if op, ok := m[method].(map[string]any); ok {
-				ops = append(ops, operation{strings.ToUpper(method), path, op})
-			}
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			ops = append(ops, operation{method, path, op})
 		}
 	}
 	sort.Slice(ops, func(i, j int) bool { return ops[i].path+ops[i].method < ops[j].path+ops[j].method })
 	return ops
+}
+
+// responses lists every response the document describes, $refs resolved:
+// those of its operations, of its webhooks and of its components (where
+// the answers of no operation, 404 and 405, are).
+func responses(doc *openapi3.T) map[string]*openapi3.Response {
+	out := map[string]*openapi3.Response{}
+	for name, r := range doc.Components.Responses {
+		out["components.responses."+name] = r.Value
+	}
+	add := func(where string, op *openapi3.Operation) {
+		for code, r := range op.Responses.Map() {
+			out[where+" "+code] = r.Value
+		}
+	}
+	for _, o := range operations(doc) {
+		add(o.method+" "+o.path, o.op)
+	}
+	for name, item := range doc.Webhooks {
+		for method, op := range item.Operations() {
+			add("webhook "+name+" "+method, op)
+		}
+	}
+	return out
 }
 
 // servedRoutes lists the engine's routes as "METHOD /openapi/{style}",
@@ -148,33 +113,24 @@ func servedRoutes(b *bundle) map[string]bool {
 	return routes
 }
 
-func TestOpenAPIDocumentParses(t *testing.T) {
+func TestOpenAPIDocumentValidates(t *testing.T) {
 	doc := openAPIDoc(t)
-	if doc["openapi"] != "3.1.0" {
-		t.Errorf("openapi = %v, want 3.1.0", doc["openapi"])
+	if doc.OpenAPI != "3.1.0" {
+		t.Errorf("openapi = %v, want 3.1.0", doc.OpenAPI)
 	}
-	if v := node(t, doc, "info")["version"]; v != "1.0" {
-		t.Errorf("info.version = %v, want 1.0 (the interface's version)", v)
+	if doc.Info.Version != "1.0" {
+		t.Errorf("info.version = %v, want 1.0 (the interface's version)", doc.Info.Version)
 	}
-	if len(node(t, doc, "paths")) == 0 {
+	if doc.Paths.Len() == 0 {
 		t.Error("no paths")
 	}
-	if len(node(t, doc, "webhooks")) == 0 {
+	if len(doc.Webhooks) == 0 {
 		t.Error("no webhooks")
 	}
-	scheme := node(t, node(t, node(t, doc, "components"), "securitySchemes"), "apiKey")
-	if scheme["type"] != "apiKey" || scheme["in"] != "header" || scheme["name"] != "x-api-key" {
-		t.Errorf("securitySchemes.apiKey = %v, want an apiKey in the x-api-key header", scheme)
+	scheme := doc.Components.SecuritySchemes["apiKey"]
+	if scheme == nil || scheme.Value.Type != "apiKey" || scheme.Value.In != "header" || scheme.Value.Name != "x-api-key" {
+		t.Errorf("securitySchemes.apiKey = %+v, want an apiKey in the x-api-key header", scheme)
 	}
-	// Every reference must point at something: a typo in a $ref leaves a
-	// hole that only a reader would find.
-	walk(doc, func(m map[string]any) {
-		if ref, ok := m["$ref"].(string); ok {
-			if _, err := pointer(doc, ref); err != nil {
-				t.Errorf("dangling reference: %v", err)
-			}
-		}
-	})
 }
 
 func TestOpenAPICoversEveryRoute(t *testing.T) {
@@ -187,7 +143,7 @@ func TestOpenAPICoversEveryRoute(t *testing.T) {
 		t.Fatal("the engine lists no routes")
 	}
 	documented := map[string]operation{}
-	for _, o := range operations(t, doc) {
+	for _, o := range operations(doc) {
 		documented[o.method+" "+o.path] = o
 	}
 	for route := range served {
@@ -196,7 +152,7 @@ func TestOpenAPICoversEveryRoute(t *testing.T) {
 		}
 	}
 	for key, o := range documented {
-		planned := o.op["x-status"] == "planned"
+		planned := o.op.Extensions["x-status"] == "planned"
 		switch {
 		case served[key] && planned:
 			t.Errorf("%s is served now: remove its x-status: planned from api/openapi.yaml", key)
@@ -219,7 +175,7 @@ func TestOpenAPINotImplementedMarkers(t *testing.T) {
 	doc := openAPIDoc(t)
 	served := servedRoutes(b)
 	pathParam := regexp.MustCompile(`\{[^}]+\}`)
-	for _, o := range operations(t, doc) {
+	for _, o := range operations(doc) {
 		if !served[o.method+" "+o.path] {
 			continue
 		}
@@ -232,9 +188,8 @@ func TestOpenAPINotImplementedMarkers(t *testing.T) {
 			path:   pathParam.ReplaceAllString(o.path, "6f1c2a9e-8d4b-4c3e-9a7f-1b2c3d4e5f60"),
 			body:   body, apiKey: m.apiKey, sign: m.signingSecret,
 		})
-		description, _ := o.op["description"].(string)
-		marked := strings.Contains(description, notImplementedMarker)
-		_, has501 := node(t, o.op, "responses")["501"]
+		marked := strings.Contains(o.op.Description, notImplementedMarker)
+		has501 := o.op.Responses.Value("501") != nil
 		switch {
 		case resp.status == http.StatusNotImplemented && (!marked || !has501):
 			t.Errorf("%s %s answers 501: its description must say %q and it must list a 501 response", o.method, o.path, notImplementedMarker)
@@ -256,7 +211,10 @@ func matchesMessage(value, msg string) bool {
 // example shows one of them under a status the table does not give it.
 func TestOpenAPIShowsEveryErrorMessage(t *testing.T) {
 	doc := openAPIDoc(t)
-	examples := errorValues(doc)
+	var examples []string
+	for _, resp := range responses(doc) {
+		examples = append(examples, errorValues(resp)...)
+	}
 
 	statuses := map[string][]int{} // message → statuses the table gives it
 	for _, e := range errorStatuses {
@@ -276,19 +234,15 @@ func TestOpenAPIShowsEveryErrorMessage(t *testing.T) {
 		}
 	}
 
-	// Each example under paths.<path>.<method>.responses.<status> that shows
-	// a table message must sit under one of the table's statuses for it.
-	for _, o := range operations(t, doc) {
-		for code, r := range node(t, o.op, "responses") {
+	// Each example under an operation's response that shows a table
+	// message must sit under one of the table's statuses for it.
+	for _, o := range operations(doc) {
+		for code, r := range o.op.Responses.Map() {
 			status, err := strconv.Atoi(code)
 			if err != nil {
 				continue // "2XX", "default"
 			}
-			resp, err := resolve(doc, r)
-			if err != nil {
-				t.Fatalf("%s %s %s: %v", o.method, o.path, code, err)
-			}
-			for _, v := range errorValues(resp) {
+			for _, v := range errorValues(r.Value) {
 				for msg, want := range statuses {
 					if matchesMessage(v, msg) && !slices.Contains(want, status) {
 						t.Errorf("%s %s shows %q under %d; the server answers it with %v", o.method, o.path, v, status, want)
@@ -345,25 +299,21 @@ func TestOpenAPIShowsLiveErrorMessages(t *testing.T) {
 // error answer of JSON is the {error} body.
 func TestOpenAPIResponsesAreComplete(t *testing.T) {
 	doc := openAPIDoc(t)
-	for _, o := range operations(t, doc) {
-		for code, r := range node(t, o.op, "responses") {
+	for _, o := range operations(doc) {
+		for code, r := range o.op.Responses.Map() {
 			where := o.method + " " + o.path + " " + code
-			v, err := resolve(doc, r)
-			if err != nil {
-				t.Fatalf("%s: %v", where, err)
-			}
-			resp, _ := v.(map[string]any)
-			headers, _ := resp["headers"].(map[string]any)
-			if _, ok := headers["X-Request-Id"]; !ok {
+			resp := r.Value
+			if _, ok := resp.Headers["X-Request-Id"]; !ok {
 				t.Errorf("%s: no X-Request-Id header", where)
 			}
 			if code < "400" {
 				continue
 			}
-			content, _ := resp["content"].(map[string]any)
-			media, _ := content["application/json"].(map[string]any)
-			schema, _ := media["schema"].(map[string]any)
-			if schema["$ref"] != "#/components/schemas/Error" {
+			var schema *openapi3.SchemaRef
+			if media := resp.Content.Get("application/json"); media != nil {
+				schema = media.Schema
+			}
+			if schema == nil || schema.Ref != "#/components/schemas/Error" {
 				t.Errorf("%s: the body must be #/components/schemas/Error, got %v", where, schema)
 			}
 		}
@@ -380,8 +330,7 @@ func TestOpenAPIServed(t *testing.T) {
 	if ct := resp.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/yaml") {
 		t.Errorf("Content-Type %q, want application/yaml", ct)
 	}
-	var doc map[string]any
-	if err := yaml.Unmarshal(resp.body, &doc); err != nil || doc["openapi"] != "3.1.0" {
-		t.Errorf("served document: openapi %v, error %v", doc["openapi"], err)
+	if doc, err := conformance.Load(resp.body); err != nil || doc.OpenAPI != "3.1.0" {
+		t.Errorf("served document: %v", err)
 	}
 }

@@ -76,7 +76,10 @@ type Server struct {
 	// reach principals (tests wait for it).
 	principalsListening chan struct{}
 	engine              *gin.Engine
-	closers             []func() error
+	// handler is what Handler serves: the engine, which the package's
+	// tests wrap to check every answer against openapi.yaml.
+	handler http.Handler
+	closers []func() error
 	// profiling is held while a CPU profile or trace is taken.
 	profiling sync.Mutex
 	// logins throttles failed operator logins per client address.
@@ -136,7 +139,7 @@ func New(d Deps) (*Server, error) {
 	e.Use(requestContext(), observe(d.Metrics), recoverPanics(), inFlight(d.Config.MaxInFlight), requestDeadline(requestTimeout))
 	e.NoRoute(func(c *gin.Context) { fail(c, models.ErrNotFound) })
 	e.NoMethod(func(c *gin.Context) { fail(c, errMethodNotAllowed) })
-	s.engine = e
+	s.engine, s.handler = e, e
 	s.routes(d.QueueRedis)
 	return s, nil
 }
@@ -214,7 +217,7 @@ func (s *Server) listenForClientChanges(d Deps) {
 func (s *Server) ForgetClient(_ context.Context, clientID uuid.UUID) { s.principals.Forget(clientID) }
 
 // Handler returns the http.Handler serving the API.
-func (s *Server) Handler() http.Handler { return s.engine }
+func (s *Server) Handler() http.Handler { return s.handler }
 
 // Close releases what the server opened (the dashboard's Redis client).
 func (s *Server) Close() error {

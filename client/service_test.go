@@ -28,6 +28,7 @@ import (
 	"github.com/payoutd/payoutd/client"
 	"github.com/payoutd/payoutd/internal/app"
 	"github.com/payoutd/payoutd/internal/config"
+	"github.com/payoutd/payoutd/internal/conformance"
 	"github.com/payoutd/payoutd/internal/credentials"
 	"github.com/payoutd/payoutd/internal/logging"
 	"github.com/payoutd/payoutd/internal/testenv"
@@ -61,6 +62,27 @@ type liveService struct {
 type delivery struct {
 	header http.Header
 	body   []byte
+}
+
+// checkAnswers wraps the service's handler so that every answer the SDK
+// gets is checked against the OpenAPI document the service serves (as the
+// api package's own tests check theirs): one it does not describe fails t.
+func checkAnswers(t *testing.T, h http.Handler) http.Handler {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/openapi.yaml", nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET /openapi.yaml: %d", rec.Code)
+	}
+	doc, err := conformance.Load(rec.Body.Bytes())
+	if err != nil {
+		t.Fatalf("the served OpenAPI document: %v", err)
+	}
+	c, err := conformance.New(doc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Wrap(t, h)
 }
 
 func startService(t *testing.T) *liveService {
@@ -110,7 +132,7 @@ func startService(t *testing.T) *liveService {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	httpSrv := httptest.NewServer(srv.Handler())
+	httpSrv := httptest.NewServer(checkAnswers(t, srv.Handler()))
 	t.Cleanup(httpSrv.Close)
 
 	received := make(chan delivery, 16)
