@@ -14,7 +14,7 @@ BIN      ?= bin/payoutd
 FUZZTIME ?= 3s
 LOAD_ARGS ?=
 
-.PHONY: help dev test unit fuzz faults build migrate lint vuln load docker
+.PHONY: help dev test unit fuzz faults build migrate lint vuln load bench docker
 
 help: ## List the targets
 	@echo "usage: make <target>"
@@ -66,6 +66,9 @@ vuln: ## Check dependencies for known vulnerabilities (govulncheck)
 
 load: ## Run the load tool (go run ./cmd/loadtest; flags in LOAD_ARGS)
 	$(GO) run ./cmd/loadtest $(LOAD_ARGS)
+
+bench: ## The money write paths of one wallet, one connection (ledger benchmarks; PostgreSQL with TEST_DATABASE_URL)
+	$(GO) test -run '^$$' -bench . -benchtime 2s ./ledger/
 
 docker: ## Build and start the stack (postgres, redis, migrate, api, worker)
 	docker compose up --build

@@ -13,7 +13,7 @@ import (
 	"gorm.io/gorm"
 )
 
-func newWallet(t *testing.T, db *gorm.DB) *models.Wallet {
+func newWallet(t testing.TB, db *gorm.DB) *models.Wallet {
 	t.Helper()
 	store := models.NewStore(db)
 	now := models.Now()
