@@ -30,26 +30,12 @@ var ErrInvalid = errors.New("invalid cursor")
 const prefix = "c1."
 
 // Encode is the opaque form merchants pass back as starting_after.
-func (c Cursor) Encode() string {
-	raw := c.CreatedAt.UTC().Format(time.RFC3339Nano) + "|" + c.ID.String()
-	return prefix + base64.RawURLEncoding.EncodeToString([]byte(raw))
-}
+func (c Cursor) Encode() string { return encode(prefix, c.CreatedAt, c.ID.String()) }
 
 // Decode reads what Encode produced; anything else is ErrInvalid.
 func Decode(s string) (Cursor, error) {
-	if !strings.HasPrefix(s, prefix) || len(s) > 200 {
-		return Cursor{}, ErrInvalid
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(s[len(prefix):])
-	if err != nil {
-		return Cursor{}, ErrInvalid
-	}
-	at, id, ok := strings.Cut(string(raw), "|")
+	t, id, ok := decode(prefix, s)
 	if !ok {
-		return Cursor{}, ErrInvalid
-	}
-	t, err := time.Parse(time.RFC3339Nano, at)
-	if err != nil {
 		return Cursor{}, ErrInvalid
 	}
 	u, err := uuid.Parse(id)
@@ -92,26 +78,12 @@ type Line struct {
 const linePrefix = "l1."
 
 // Encode is the opaque form merchants pass back as starting_after.
-func (c Line) Encode() string {
-	raw := c.CreatedAt.UTC().Format(time.RFC3339Nano) + "|" + strconv.FormatInt(c.Seq, 10)
-	return linePrefix + base64.RawURLEncoding.EncodeToString([]byte(raw))
-}
+func (c Line) Encode() string { return encode(linePrefix, c.CreatedAt, strconv.FormatInt(c.Seq, 10)) }
 
 // DecodeLine reads what Line.Encode produced; anything else is ErrInvalid.
 func DecodeLine(s string) (Line, error) {
-	if !strings.HasPrefix(s, linePrefix) || len(s) > 200 {
-		return Line{}, ErrInvalid
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(s[len(linePrefix):])
-	if err != nil {
-		return Line{}, ErrInvalid
-	}
-	at, seq, ok := strings.Cut(string(raw), "|")
+	t, seq, ok := decode(linePrefix, s)
 	if !ok {
-		return Line{}, ErrInvalid
-	}
-	t, err := time.Parse(time.RFC3339Nano, at)
-	if err != nil {
 		return Line{}, ErrInvalid
 	}
 	n, err := strconv.ParseInt(seq, 10, 64)
@@ -119,4 +91,31 @@ func DecodeLine(s string) (Line, error) {
 		return Line{}, ErrInvalid
 	}
 	return Line{CreatedAt: t.UTC(), Seq: n}, nil
+}
+
+// encode is the form of every cursor: the version prefix, then base64 of
+// the time and the row's key.
+func encode(prefix string, at time.Time, key string) string {
+	return prefix + base64.RawURLEncoding.EncodeToString([]byte(at.UTC().Format(time.RFC3339Nano)+"|"+key))
+}
+
+// decode reads encode's form with the given prefix: the time and the key
+// as text, for the caller to parse; false for anything else.
+func decode(prefix, s string) (time.Time, string, bool) {
+	if !strings.HasPrefix(s, prefix) || len(s) > 200 {
+		return time.Time{}, "", false
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(s[len(prefix):])
+	if err != nil {
+		return time.Time{}, "", false
+	}
+	at, key, ok := strings.Cut(string(raw), "|")
+	if !ok {
+		return time.Time{}, "", false
+	}
+	t, err := time.Parse(time.RFC3339Nano, at)
+	if err != nil {
+		return time.Time{}, "", false
+	}
+	return t, key, true
 }
