@@ -249,7 +249,7 @@ func runWalletActivate(ctx context.Context, d Deps, fs *flag.FlagSet, args []str
 func runWalletAdjust(ctx context.Context, d Deps, fs *flag.FlagSet, args []string) (any, error) {
 	raw := fs.String("wallet", "", "")
 	amount := fs.String("amount", "", "")
-	memo := fs.String("memo", "", "")
+	memo := fs.String("memo", "", "why the balance changes; the merchant sees it as the description of the line in its wallet statement")
 	if err := parse(fs, args); err != nil {
 		return nil, err
 	}

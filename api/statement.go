@@ -106,13 +106,16 @@ func (s *Server) handleWalletStatementExport(c *gin.Context) {
 	}
 	out := csv.NewWriter(c.Writer)
 	started := false
+	start := func() error {
+		started = true
+		c.Header("Content-Type", "text/csv; charset=utf-8")
+		c.Header("Content-Disposition", `attachment; filename="statement-`+w.ID.String()+`.csv"`)
+		c.Status(http.StatusOK)
+		return out.Write(statementCSVHeader)
+	}
 	err = ledger.ExportStatement(c.Request.Context(), s.db, w.ID, q.from, q.to, func(l *models.StatementLine) error {
 		if !started {
-			started = true
-			c.Header("Content-Type", "text/csv; charset=utf-8")
-			c.Header("Content-Disposition", `attachment; filename="statement-`+w.ID.String()+`.csv"`)
-			c.Status(http.StatusOK)
-			if err := out.Write(statementCSVHeader); err != nil {
+			if err := start(); err != nil {
 				return err
 			}
 		}
@@ -130,10 +133,7 @@ func (s *Server) handleWalletStatementExport(c *gin.Context) {
 		_ = c.Error(err)
 		panic(http.ErrAbortHandler)
 	case !started:
-		c.Header("Content-Type", "text/csv; charset=utf-8")
-		c.Header("Content-Disposition", `attachment; filename="statement-`+w.ID.String()+`.csv"`)
-		c.Status(http.StatusOK)
-		_ = out.Write(statementCSVHeader)
+		_ = start() // an empty range: the header alone
 	}
 	out.Flush()
 	if err := out.Error(); err != nil {

@@ -281,6 +281,14 @@ func TestWalletStatementTimeRange(t *testing.T) {
 	if err != nil || len(records) != 2 || records[1][0] != strconv.FormatInt(page.Data[0].Seq, 10) {
 		t.Fatalf("range export %v, %v; want the header and line %d", records, err, page.Data[0].Seq)
 	}
+	// A range without lines is a file with the header alone.
+	empty := url.Values{"created_to": {mid.Add(-2 * time.Hour).UTC().Format(time.RFC3339Nano)}}
+	r = e.do(request{path: "/api/v3/wallets/" + wallet + "/transactions/export?" + empty.Encode(), apiKey: e.m.apiKey, sign: e.m.signingSecret})
+	r.expect(t, http.StatusOK, "")
+	if records, err := csv.NewReader(bytes.NewReader(r.body)).ReadAll(); err != nil || len(records) != 1 || !slices.Equal(records[0], statementCSVHeader) ||
+		r.header.Get("Content-Type") != "text/csv; charset=utf-8" {
+		t.Fatalf("empty range export %v, %v, %q", records, err, r.header.Get("Content-Type"))
+	}
 }
 
 // A free-text cell of the export that a spreadsheet would run as a

@@ -53,10 +53,10 @@ const exportBatch = 1000
 
 // ExportStatement calls each with every line of wallet walletID's
 // statement created in [from, to), oldest first, as a bank statement
-// runs, reading them in batches so that memory stays flat. to must be set
-// (the caller's clock for "until now"), so that the export is a fixed
-// range however long it takes. A range of more than MaxExportLines lines
-// is ErrStatementTooLong before each is called.
+// runs, reading them in batches so that memory stays flat. A zero bound is
+// open; with no to, lines written while the export runs come last, after
+// the cap was counted. A range of more than MaxExportLines lines is
+// ErrStatementTooLong before each is called.
 func ExportStatement(ctx context.Context, db *gorm.DB, walletID uuid.UUID, from, to time.Time, each func(*models.StatementLine) error) error {
 	var over int64
 	err := db.WithContext(ctx).Raw(`SELECT count(*) FROM (?) AS capped`,

@@ -24,7 +24,7 @@
 //     lines in the same statement or transaction: the row update advances
 //     wallets.statement_seq by the number of lines and returns the row as
 //     it left it, from which each line's balance and lock after it follow
-//     (statementRows; in the create's statement, LockLinesSQL). The last
+//     (statementRows; on PostgreSQL in SQL: applyAllSQL, LockLinesSQL). The last
 //     line of a wallet shows its balance and lock (Reconcile checks it).
 //   - One statement or transaction that updates several wallets updates
 //     them in wallet id order, so that concurrent writers (PostAll,
