@@ -57,11 +57,15 @@ type Deps struct {
 
 // Server holds the API's dependencies; its methods are the handlers.
 type Server struct {
-	cfg      config.Config
-	db       *gorm.DB
-	store    *models.Store
-	redis    *redis.Client
-	limiter  *redis_rate.Limiter
+	cfg     config.Config
+	db      *gorm.DB
+	store   *models.Store
+	redis   *redis.Client
+	limiter *redis_rate.Limiter
+	// signatures records used signatures, pipelined (sigrecords.go).
+	signatures *signatureRecords
+	// wallets reads callers' wallets, grouped (walletreads.go).
+	wallets  *walletReads
 	sealer   *credentials.Sealer
 	vendors  vendors.Registry
 	breakers *breaker.Set
@@ -94,17 +98,19 @@ type Server struct {
 // New builds the API with its routes.
 func New(d Deps) (*Server, error) {
 	s := &Server{
-		cfg:      d.Config,
-		db:       d.DB,
-		store:    models.NewStore(d.DB),
-		redis:    d.Redis,
-		limiter:  redis_rate.NewLimiter(d.Redis),
-		sealer:   d.Sealer,
-		vendors:  d.Vendors,
-		breakers: d.Breakers,
-		now:      d.Now,
-		metrics:  d.Metrics,
-		logins:   newLoginThrottle(d.Redis),
+		cfg:        d.Config,
+		db:         d.DB,
+		store:      models.NewStore(d.DB),
+		redis:      d.Redis,
+		limiter:    redis_rate.NewLimiter(d.Redis),
+		signatures: newSignatureRecords(d.Redis),
+		wallets:    newWalletReads(models.NewStore(d.DB)),
+		sealer:     d.Sealer,
+		vendors:    d.Vendors,
+		breakers:   d.Breakers,
+		now:        d.Now,
+		metrics:    d.Metrics,
+		logins:     newLoginThrottle(d.Redis),
 
 		crossOrigin: newCrossOriginProtection(),
 		checkoutKey: d.Config.CheckoutTokenKey(),

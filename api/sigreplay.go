@@ -27,9 +27,10 @@ const createRoute = "/api/v3/disbursements"
 // refuses its use for anything else (DESIGN.md: signatures are used once).
 //
 // The record is "<method> <path>[?<query>][ <Idempotency-Key>]" under
-// sigused:<client>:<v1>, written with SET NX GET so that all API instances
-// agree in one round trip: nothing there, or the same request (a retry,
-// which then gets today's answer), proceeds; another request is
+// sigused:<client>:<v1>, written with SET NX GET so that all API
+// instances agree in one round trip (shared with concurrent requests:
+// sigrecords.go): nothing there, or the same request (a retry, which then
+// gets today's answer), proceeds; another request is
 // ErrSignatureReused. The path is the request's own, not the route
 // pattern, so a signed read of one wallet does not open another.
 //
@@ -40,7 +41,7 @@ func (s *Server) rememberSignature(c *gin.Context, p *principal, v1 string) erro
 	key := "sigused:" + p.Client.ID.String() + ":" + strings.ToLower(v1)
 	use := signatureUse(c)
 	ctx := c.Request.Context()
-	first, err := s.redis.SetArgs(ctx, key, use, redis.SetArgs{Mode: "NX", Get: true, TTL: signatureMemory}).Result()
+	first, err := s.signatures.record(ctx, key, use)
 	switch {
 	case errors.Is(err, redis.Nil):
 		return nil // first use: recorded

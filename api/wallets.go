@@ -113,7 +113,7 @@ func (s *Server) callerWallet(c *gin.Context) (*models.Wallet, bool) {
 		fail(c, err)
 		return nil, false
 	}
-	w, err := s.store.FindClientWallet(c.Request.Context(), principalOf(c).Client.ID, id)
+	w, err := s.wallets.find(c.Request.Context(), principalOf(c).Client.ID, id)
 	if err != nil {
 		fail(c, err)
 		return nil, false

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/payoutd/payoutd/internal/groupcommit"
 	"github.com/payoutd/payoutd/ledger"
 	"github.com/payoutd/payoutd/models"
 )
@@ -42,17 +43,17 @@ const maxCreateLeaders = 2
 const createGroupTimeout = 30 * time.Second
 
 // insertRequest is one create waiting for its group to be written.
-type insertRequest = groupRequest[*models.Disbursement]
+type insertRequest = groupcommit.Request[*models.Disbursement]
 
 // newCreateGrouper returns the group commit of the Service's creates.
-func (s *Service) newCreateGrouper() *groupCommit[*models.Disbursement] {
-	return &groupCommit[*models.Disbursement]{maxLeaders: maxCreateLeaders, next: nextCreateGroup, write: s.writeCreateGroup}
+func (s *Service) newCreateGrouper() *groupcommit.Group[*models.Disbursement] {
+	return &groupcommit.Group[*models.Disbursement]{MaxLeaders: maxCreateLeaders, Next: nextCreateGroup, Run: s.writeCreateGroup}
 }
 
 // insertGrouped writes d, its lock and its audit line as part of a group,
 // and returns once they are committed (nil) or refused: what
 // ledger.OpenDisbursements of d alone would answer.
-func (s *Service) insertGrouped(d *models.Disbursement) error { return s.creates.do(d) }
+func (s *Service) insertGrouped(d *models.Disbursement) error { return s.creates.Do(d) }
 
 // nextCreateGroup takes from queue, in order, the creates that can share a
 // statement: at most one per client's key, at most maxCreateGroup. The
@@ -64,7 +65,7 @@ func nextCreateGroup(queue []*insertRequest) (group, rest []*insertRequest) {
 	}
 	keys := map[clientKey]bool{}
 	for _, r := range queue {
-		k := clientKey{r.item.ClientID, r.item.IdempotencyKey}
+		k := clientKey{r.Item.ClientID, r.Item.IdempotencyKey}
 		if len(group) == maxCreateGroup || keys[k] {
 			rest = append(rest, r)
 			continue
@@ -81,14 +82,14 @@ func (s *Service) writeCreateGroup(group []*insertRequest) {
 	defer cancel()
 	ds := make([]*models.Disbursement, len(group))
 	for i, req := range group {
-		ds[i] = req.item
+		ds[i] = req.Item
 	}
 	opened, err := ledger.OpenDisbursements(ctx, s.db, ds)
 	if err != nil && len(group) > 1 {
 		slog.DebugContext(ctx, "create group not written; writing its creates one by one",
 			slog.Int("creates", len(group)), slog.Any("error", err))
 		for _, req := range group {
-			req.done <- s.openOne(ctx, req.item)
+			req.Answer(s.openOne(ctx, req.Item))
 		}
 		return
 	}
@@ -99,15 +100,15 @@ func (s *Service) writeCreateGroup(group []*insertRequest) {
 	for _, req := range group {
 		switch {
 		case err != nil:
-			req.done <- err
-		case opened[req.item.ID]:
-			req.done <- nil
-		case perWallet[req.item.WalletID] > 1:
+			req.Answer(err)
+		case opened[req.Item.ID]:
+			req.Answer(nil)
+		case perWallet[req.Item.WalletID] > 1:
 			// Refused with its wallet's other creates, for their sum:
 			// on its own it may fit.
-			req.done <- s.openOne(ctx, req.item)
+			req.Answer(s.openOne(ctx, req.Item))
 		default:
-			req.done <- models.ErrInsufficientBalance
+			req.Answer(models.ErrInsufficientBalance)
 		}
 	}
 }

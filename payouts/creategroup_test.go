@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"github.com/payoutd/payoutd/internal/groupcommit"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/vendors"
 	"github.com/payoutd/payoutd/vendors/sandbox"
@@ -28,7 +29,7 @@ func (f *fixture) unsaved(wallet uuid.UUID, amount models.Amount, key string) *m
 func requests(ds ...*models.Disbursement) []*insertRequest {
 	out := make([]*insertRequest, len(ds))
 	for i, d := range ds {
-		out[i] = newGroupRequest(d)
+		out[i] = groupcommit.NewRequest(d)
 	}
 	return out
 }
@@ -98,8 +99,8 @@ func TestCreateGroupAnswersEachCreate(t *testing.T) {
 
 	want := []error{nil, models.ErrInsufficientBalance, models.ErrInsufficientBalance, nil}
 	for i, req := range group {
-		if err := <-req.done; !errors.Is(err, want[i]) || (want[i] == nil && err != nil) {
-			t.Errorf("create %q answered %v, want %v", req.item.IdempotencyKey, err, want[i])
+		if err := <-req.Done(); !errors.Is(err, want[i]) || (want[i] == nil && err != nil) {
+			t.Errorf("create %q answered %v, want %v", req.Item.IdempotencyKey, err, want[i])
 		}
 	}
 	for _, tc := range []struct {
@@ -144,10 +145,10 @@ func TestCreateGroupFallsBackOneByOne(t *testing.T) {
 	fresh := f.unsaved(other, models.Rupiah(200_000), "fresh")
 	group := requests(again, fresh)
 	svc.writeCreateGroup(group)
-	if err := <-group[0].done; !errors.Is(err, gorm.ErrDuplicatedKey) {
+	if err := <-group[0].Done(); !errors.Is(err, gorm.ErrDuplicatedKey) {
 		t.Errorf("the twin answered %v, want a duplicate key", err)
 	}
-	if err := <-group[1].done; err != nil {
+	if err := <-group[1].Done(); err != nil {
 		t.Errorf("the other create answered %v", err)
 	}
 	if w := f.walletNow(); w.Locked != models.Rupiah(100_000) {
@@ -181,7 +182,7 @@ func TestCreateGroupOnOneWallet(t *testing.T) {
 			svc.writeCreateGroup(group)
 			var locked models.Amount
 			for i, req := range group {
-				err := <-req.done
+				err := <-req.Done()
 				switch {
 				case tc.stored[i] && err != nil:
 					t.Errorf("create %d answered %v, want stored", i, err)
@@ -192,7 +193,7 @@ func TestCreateGroupOnOneWallet(t *testing.T) {
 				if tc.stored[i] {
 					want, locked = 1, locked+amount
 				}
-				if n := f.count("disbursements", "id = ?", req.item.ID); n != want {
+				if n := f.count("disbursements", "id = ?", req.Item.ID); n != want {
 					t.Errorf("create %d: %d rows, want %d", i, n, want)
 				}
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/payoutd/payoutd/internal/groupcommit"
 	"github.com/payoutd/payoutd/models"
 )
 
@@ -35,17 +36,17 @@ const maxMoveLeaders = 2
 const moveGroupTimeout = 30 * time.Second
 
 // moveRequest is one plan waiting for its group to be applied.
-type moveRequest = groupRequest[plan]
+type moveRequest = groupcommit.Request[plan]
 
 // newMoveGrouper returns the group commit of the Service's result moves.
-func (s *Service) newMoveGrouper() *groupCommit[plan] {
-	return &groupCommit[plan]{maxLeaders: maxMoveLeaders, next: nextMoveGroup, write: s.writeMoveGroup}
+func (s *Service) newMoveGrouper() *groupcommit.Group[plan] {
+	return &groupcommit.Group[plan]{MaxLeaders: maxMoveLeaders, Next: nextMoveGroup, Run: s.writeMoveGroup}
 }
 
 // moveGrouped applies d's moves as part of a group and returns what
 // moveAll of them alone would: d changes only once they are committed.
 func (s *Service) moveGrouped(d *models.Disbursement, moves ...Move) error {
-	return s.moves.do(plan{d: d, moves: moves})
+	return s.moves.Do(plan{d: d, moves: moves})
 }
 
 // nextMoveGroup takes from queue, in order, the plans that can share a
@@ -55,11 +56,11 @@ func (s *Service) moveGrouped(d *models.Disbursement, moves ...Move) error {
 func nextMoveGroup(queue []*moveRequest) (group, rest []*moveRequest) {
 	seen := map[uuid.UUID]bool{}
 	for _, r := range queue {
-		if len(group) == maxMoveGroup || seen[r.item.d.ID] {
+		if len(group) == maxMoveGroup || seen[r.Item.d.ID] {
 			rest = append(rest, r)
 			continue
 		}
-		seen[r.item.d.ID] = true
+		seen[r.Item.d.ID] = true
 		group = append(group, r)
 	}
 	return group, rest
@@ -76,12 +77,12 @@ func (s *Service) writeMoveGroup(group []*moveRequest) {
 	for len(group) > 0 {
 		plans := make([]plan, len(group))
 		for i, req := range group {
-			plans[i] = req.item
+			plans[i] = req.Item
 		}
 		err := s.moveAll(ctx, plans)
 		if err == nil || len(group) == 1 {
 			for _, req := range group {
-				req.done <- err
+				req.Answer(err)
 			}
 			return
 		}
@@ -91,7 +92,7 @@ func (s *Service) writeMoveGroup(group []*moveRequest) {
 		}
 		if fresh == nil || len(fresh) == len(group) {
 			for _, req := range group {
-				req.done <- s.moveAll(ctx, []plan{req.item})
+				req.Answer(s.moveAll(ctx, []plan{req.Item}))
 			}
 			return
 		}
@@ -105,7 +106,7 @@ func (s *Service) writeMoveGroup(group []*moveRequest) {
 func (s *Service) answerStale(ctx context.Context, group []*moveRequest) []*moveRequest {
 	ids := make([]uuid.UUID, len(group))
 	for i, req := range group {
-		ids[i] = req.item.d.ID
+		ids[i] = req.Item.d.ID
 	}
 	var rows []models.Disbursement
 	if err := s.db.WithContext(ctx).Select("id", "status").Where("id IN ?", ids).Find(&rows).Error; err != nil {
@@ -117,12 +118,12 @@ func (s *Service) answerStale(ctx context.Context, group []*moveRequest) []*move
 	}
 	fresh := make([]*moveRequest, 0, len(group))
 	for _, req := range group {
-		d := req.item.d
+		d := req.Item.d
 		if now[d.ID] == d.Status {
 			fresh = append(fresh, req)
 			continue
 		}
-		req.done <- fmt.Errorf("%w: %s no longer %s", models.ErrStaleStatus, d.ID, d.Status)
+		req.Answer(fmt.Errorf("%w: %s no longer %s", models.ErrStaleStatus, d.ID, d.Status))
 	}
 	return fresh
 }

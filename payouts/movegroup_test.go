@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/payoutd/payoutd/internal/groupcommit"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/vendors"
 )
@@ -16,14 +17,14 @@ import (
 func TestNextMoveGroup(t *testing.T) {
 	t.Parallel()
 	d1, d2 := &models.Disbursement{ID: uuid.New()}, &models.Disbursement{ID: uuid.New()}
-	queue := []*moveRequest{newGroupRequest(plan{d: d1}), newGroupRequest(plan{d: d2}), newGroupRequest(plan{d: d1})}
+	queue := []*moveRequest{groupcommit.NewRequest(plan{d: d1}), groupcommit.NewRequest(plan{d: d2}), groupcommit.NewRequest(plan{d: d1})}
 	group, rest := nextMoveGroup(queue)
 	if len(group) != 2 || group[0] != queue[0] || group[1] != queue[1] || len(rest) != 1 || rest[0] != queue[2] {
 		t.Fatalf("group %v, rest %v", group, rest)
 	}
 	var many []*moveRequest
 	for i := 0; i < maxMoveGroup+3; i++ {
-		many = append(many, newGroupRequest(plan{d: &models.Disbursement{ID: uuid.New()}}))
+		many = append(many, groupcommit.NewRequest(plan{d: &models.Disbursement{ID: uuid.New()}}))
 	}
 	if group, rest = nextMoveGroup(many); len(group) != maxMoveGroup || len(rest) != 3 {
 		t.Fatalf("group of %d, %d left", len(group), len(rest))

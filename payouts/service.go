@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"github.com/payoutd/payoutd/internal/groupcommit"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/vendors"
 )
@@ -50,10 +51,10 @@ type Service struct {
 	dueSignal DueSignal
 
 	// creates groups the inserts of concurrent creates.
-	creates *groupCommit[*models.Disbursement]
+	creates *groupcommit.Group[*models.Disbursement]
 	// moves groups the result moves of concurrent status checks and
 	// callbacks.
-	moves *groupCommit[plan]
+	moves *groupcommit.Group[plan]
 	// inquiries bounds creates refused after their inquiry; nil: no bound.
 	inquiries InquiryBudget
 	// gate says which vendors' calls go out now (their circuit breakers);
@@ -65,7 +66,7 @@ type Service struct {
 	waiting      waiters
 	notifier     Notifier
 	submitInline bool
-	inline       *groupCommit[*inlineSubmit]
+	inline       *groupcommit.Group[*inlineSubmit]
 	waitRecheck  time.Duration
 	waitRechecks atomic.Int64
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/payoutd/payoutd/internal/groupcommit"
 	"github.com/payoutd/payoutd/models"
 )
 
@@ -170,16 +171,16 @@ type inlineSubmit struct {
 }
 
 // newInlineSubmitter returns the group commit of the inline submits.
-func (s *Service) newInlineSubmitter() *groupCommit[*inlineSubmit] {
-	return &groupCommit[*inlineSubmit]{maxLeaders: inlineLoops, next: firstGroup[*inlineSubmit](maxInlineBatch),
-		write: s.writeInlineBatch}
+func (s *Service) newInlineSubmitter() *groupcommit.Group[*inlineSubmit] {
+	return &groupcommit.Group[*inlineSubmit]{MaxLeaders: inlineLoops, Next: groupcommit.First[*inlineSubmit](maxInlineBatch),
+		Run: s.writeInlineBatch}
 }
 
 // startInlineSubmit queues a copy of d, stored with its attempt claimed,
 // for an inline batch.
 func (s *Service) startInlineSubmit(d *models.Disbursement) *inlineSubmit {
 	sub := &inlineSubmit{d: *d, done: make(chan struct{})}
-	s.inline.start(sub)
+	s.inline.Start(sub)
 	return sub
 }
 
@@ -190,13 +191,13 @@ func (s *Service) startInlineSubmit(d *models.Disbursement) *inlineSubmit {
 // worker may take the payout over. A payout the batch does not finish (too
 // late for its lease, outcome unknown, a failed write) is queued for the
 // worker, which resolves it as any earlier attempt.
-func (s *Service) writeInlineBatch(group []*groupRequest[*inlineSubmit]) {
+func (s *Service) writeInlineBatch(group []*groupcommit.Request[*inlineSubmit]) {
 	now := s.clock()
 	var ds []*models.Disbursement
 	var leaseEnds time.Time
 	var leftover []*models.Disbursement
 	for _, r := range group {
-		d := &r.item.d
+		d := &r.Item.d
 		if d.SubmitAttemptedAt == nil || !now.Before(d.SubmitAttemptedAt.Add(s.submitLease/2)) || !now.Before(d.LockExpiresAt) {
 			leftover = append(leftover, d)
 			continue
@@ -220,9 +221,9 @@ func (s *Service) writeInlineBatch(group []*groupRequest[*inlineSubmit]) {
 		s.queueSubmitTask(context.Background(), d)
 	}
 	for _, r := range group {
-		r.item.moved = r.item.d.Status != models.StatusVerified
-		close(r.item.done)
-		r.done <- nil
+		r.Item.moved = r.Item.d.Status != models.StatusVerified
+		close(r.Item.done)
+		r.Answer(nil)
 	}
 }
 

@@ -1,0 +1,119 @@
+// Package groupcommit is group commit without a background loop, for work
+// that many goroutines ask for at the same moment and that costs less
+// done together: creates and a busy wallet's finalisations written in one
+// statement or transaction, signature records sent to Redis in one
+// pipeline, reads answered by one query. One round trip, one commit, for a
+// group of requests instead of one each.
+//
+// A request that queues while fewer than MaxLeaders leaders run starts
+// one; a leader takes groups off the queue (Next) and runs them (Run),
+// until nothing is left, and then stops. An idle service therefore runs a
+// lone request at once, and while one group waits for its round trip the
+// next is already being gathered. Nothing waits on a timer.
+package groupcommit
+
+import (
+	"fmt"
+	"log/slog"
+	"sync"
+)
+
+// Group gathers requests of type T into groups. Its zero value is not
+// usable: MaxLeaders, Next and Run must be set.
+type Group[T any] struct {
+	// MaxLeaders is how many groups may be under way at once.
+	MaxLeaders int
+	// Next takes from the queue, in order, the requests that can share a
+	// run; the others stay queued, in order.
+	Next func(queue []*Request[T]) (group, rest []*Request[T])
+	// Run runs a group and answers each of its requests exactly once.
+	Run func(group []*Request[T])
+
+	mu      sync.Mutex
+	queue   []*Request[T]
+	leaders int // running
+}
+
+// Request is one piece of work waiting for its group.
+type Request[T any] struct {
+	Item T
+	done chan error // buffered: the leader never waits for the requester
+}
+
+// NewRequest returns a request for item (tests build queues with it).
+func NewRequest[T any](item T) *Request[T] {
+	return &Request[T]{Item: item, done: make(chan error, 1)}
+}
+
+// Answer gives the request its answer. Only the first answer counts, so
+// a run that panics half-way can still answer the rest.
+func (r *Request[T]) Answer(err error) {
+	select {
+	case r.done <- err:
+	default:
+	}
+}
+
+// Done is the channel the answer comes on.
+func (r *Request[T]) Done() <-chan error { return r.done }
+
+// Do queues item and returns its answer once its group has run. It waits
+// even if the caller's context ends: the group may commit the item, and
+// the caller must know.
+func (g *Group[T]) Do(item T) error {
+	return <-g.Start(item)
+}
+
+// Start queues item and returns the channel its answer will come on, for
+// a requester that waits for other things too.
+func (g *Group[T]) Start(item T) <-chan error {
+	req := NewRequest(item)
+	g.mu.Lock()
+	g.queue = append(g.queue, req)
+	if g.leaders < g.MaxLeaders {
+		g.leaders++
+		go g.lead()
+	}
+	g.mu.Unlock()
+	return req.done
+}
+
+// First is a Next that takes the first max requests of the queue, in
+// order.
+func First[T any](max int) func(queue []*Request[T]) (group, rest []*Request[T]) {
+	return func(queue []*Request[T]) (group, rest []*Request[T]) {
+		n := min(len(queue), max)
+		return queue[:n:n], queue[n:]
+	}
+}
+
+// lead runs the queued requests, group by group, until the queue is
+// empty.
+func (g *Group[T]) lead() {
+	for {
+		g.mu.Lock()
+		if len(g.queue) == 0 {
+			g.leaders--
+			g.mu.Unlock()
+			return
+		}
+		group, rest := g.Next(g.queue)
+		g.queue = rest
+		g.mu.Unlock()
+		g.runSafely(group)
+	}
+}
+
+// runSafely runs a group; should Run panic, every request it has not
+// answered is answered with an error, so that none waits for ever.
+func (g *Group[T]) runSafely(group []*Request[T]) {
+	defer func() {
+		if r := recover(); r != nil {
+			slog.Error("group run panicked", slog.Any("panic", r))
+			for _, req := range group {
+				req.Answer(fmt.Errorf("groupcommit: running a group: %v", r))
+			}
+		}
+	}()
+	g.Run(group)
+}
