@@ -114,7 +114,7 @@ func balanceReport(t *testing.T, c *ceilings) (text string, fields map[string]an
 	m := &measurement{latencies: lat, elapsed: time.Second / 60} // 100 in 1/60 s: 6,000/s
 	o := options{scenario: "balance", clients: 50, pgbenchClients: 16, pgbenchRows: 10000, pgbenchDuration: 10 * time.Second}
 	d := runDescription{scenario: mustScenario("balance"), options: o, concurrency: 32, server: serverExternal, where: "http://api.test", ceilings: c}
-	r := newResult(d, m, nil)
+	r := newResult(d, m, &cpuUsage{Cores: 2, Machine: 1.9, Postgres: 0.3, LoadGenerator: 0.3})
 	var out bytes.Buffer
 	printReport(&out, d, r, m)
 	text = out.String()
@@ -144,6 +144,12 @@ func TestBalanceReport(t *testing.T) {
 	}
 	if pg, _ := fields["pgbench"].(map[string]any); pg == nil || pg["select_only"] == nil {
 		t.Errorf("JSON pgbench %v: want the select-only ceiling", fields["pgbench"])
+	}
+
+	busy := &cpuUsage{Cores: 2, Machine: 2, Postgres: 0.9, LoadGenerator: 0.5, Other: 0.6}
+	text, _ = balanceReport(t, &ceilings{SelectOnly: &ceiling{TPS: 20000, CPU: busy}})
+	if !strings.Contains(text, "took 0.60 cores during the pgbench run") {
+		t.Errorf("no warning of a busy machine during pgbench:\n%s", text)
 	}
 
 	text, _ = balanceReport(t, &ceilings{SelectOnly: &ceiling{TPS: 30000}})

@@ -177,7 +177,11 @@ func printReport(w io.Writer, d runDescription, r *result, m *measurement) {
 	if r.CPU != nil {
 		fmt.Fprintf(w, "cpu       %s\n", cpuLine(d.server, r.CPU))
 		if c := r.Ceilings; c != nil && c.SelectOnly != nil && c.SelectOnly.CPU != nil {
-			fmt.Fprintf(w, "          pgbench select-only: %s\n", cpuBreakdown(c.SelectOnly.CPU, "", "pgbench", "other"))
+			u := c.SelectOnly.CPU
+			fmt.Fprintf(w, "          pgbench select-only: %s\n", cpuBreakdown(u, "", "pgbench", "other"))
+			if u.Other+u.Steal >= busyMachine {
+				fmt.Fprintf(w, "          WARNING: other work and the hypervisor took %.2f cores during the pgbench run; the ceiling understates the machine\n", u.Other+u.Steal)
+			}
 		}
 		// An external server's CPU is part of "other": no warning then.
 		if lost := r.CPU.Other + r.CPU.Steal; lost >= busyMachine && d.server != serverExternal {
