@@ -51,3 +51,6 @@ func (s *balanceScenario) NewRequest(ctx context.Context, base string, n uint64,
 }
 
 func (s *balanceScenario) WantStatus() int { return http.StatusOK }
+
+// wallets is how many wallets the reads go over.
+func (s *balanceScenario) wallets() int { return len(s.targets) }

@@ -83,6 +83,13 @@ func (c *ceilings) hotCeiling() *ceiling {
 	return c.Hot
 }
 
+func (c *ceilings) selectOnlyCeiling() *ceiling {
+	if c == nil {
+		return nil
+	}
+	return c.SelectOnly
+}
+
 // printConcurrentNotes follows the table: per sub-phase how far behind the
 // worker was and the max latencies, then reconcile.
 func printConcurrentNotes(w io.Writer, r *concurrentResult) {

@@ -134,7 +134,16 @@ func executeSingle(ctx context.Context, s *runSetup, info scenarioInfo, stdout, 
 	if err := sc.Prepare(ctx, s.fixture); err != nil {
 		return nil, err
 	}
+	var ceil *ceilings
+	if info.selectOnly {
+		// Before the server starts, so that pgbench has the machine to itself.
+		var err error
+		if ceil, err = measureSelectOnly(ctx, s, stderr); err != nil {
+			return nil, err
+		}
+	}
 	r := newSingleRun(o, info, sc)
+	r.desc.ceilings = ceil
 	defer r.undo.run()
 	var err error
 	switch {
@@ -164,6 +173,18 @@ func executeSingle(ctx context.Context, s *runSetup, info scenarioInfo, stdout, 
 	}
 	printReport(stdout, r.desc, res, m)
 	return res, nil
+}
+
+// measureSelectOnly measures the select-only ceiling the balance reads
+// are a ratio of. With -target it measures none: the tool makes no tables
+// of its own in a database it did not create.
+func measureSelectOnly(ctx context.Context, s *runSetup, stderr io.Writer) (*ceilings, error) {
+	if !s.selfContained {
+		c := &ceilings{Unavailable: "not measured with -target (the tool makes no tables of its own in the server's database)"}
+		progress(stderr, "ceiling unavailable: %s", c.Unavailable)
+		return c, nil
+	}
+	return measureCeilings(ctx, s.o, s.db, stderr, selectOnlyRun(s.o))
 }
 
 // singleRun is what executeSingle assembles before the load starts: the

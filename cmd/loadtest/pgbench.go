@@ -31,12 +31,24 @@ INSERT INTO lt_ledger (wallet_id, amount, created_at) VALUES (:id, 1, now());
 END;
 `
 
+// selectOnlyScript is the shape of pgbench -S (select-only) on the tool's
+// own table: one read of a wallet-like row by its primary key, without
+// BEGIN and END, as a balance read is one query. The row is drawn from
+// 1..:rows, the spread ceiling's rows.
+const selectOnlyScript = `\set id random(1, :rows)
+SELECT balance, locked FROM lt_wallets WHERE id = :id;
+`
+
+// selectOnlyText describes selectOnlyScript in the reports.
+const selectOnlyText = "SELECT balance, locked FROM lt_wallets WHERE id = :id, no BEGIN/END (the shape of pgbench -S)"
+
 // pgbenchMissing says what to do when pgbench cannot be run.
 const pgbenchMissing = "install it to get the ceilings: apt-get install postgresql-client " +
 	"(Debian/Ubuntu; postgresql-contrib on some other distributions), or point -pgbench at it"
 
 // ceiling is one pgbench measurement: the most transactions per second
-// PostgreSQL on this machine gives the create path's shape of work.
+// PostgreSQL on this machine gives one shape of work (a create's, or a
+// read's for select-only).
 type ceiling struct {
 	Rows         int       `json:"rows"`
 	Clients      int       `json:"clients"`
@@ -48,17 +60,20 @@ type ceiling struct {
 	CPU          *cpuUsage `json:"cpu_cores,omitempty"`
 }
 
-// ceilings are the two pgbench runs of a disbursements run.
+// ceilings are the pgbench runs of a run: spread and hot row for the
+// creates and the drain, select-only for the balance reads; each is nil
+// when the run did not measure it.
 type ceilings struct {
-	Version string   `json:"version,omitempty"`
-	Spread  *ceiling `json:"spread,omitempty"`
-	Hot     *ceiling `json:"hot,omitempty"`
+	Version    string   `json:"version,omitempty"`
+	Spread     *ceiling `json:"spread,omitempty"`
+	Hot        *ceiling `json:"hot,omitempty"`
+	SelectOnly *ceiling `json:"select_only,omitempty"`
 	// Unavailable says why there are no ceilings (pgbench missing or
 	// failing); the run goes on without ratios.
 	Unavailable string `json:"unavailable,omitempty"`
 }
 
-// spreadTPS and hotTPS are 0 when unknown.
+// spreadTPS, hotTPS and selectOnlyTPS are 0 when unknown.
 func (c *ceilings) spreadTPS() float64 {
 	if c == nil || c.Spread == nil {
 		return 0
@@ -73,10 +88,44 @@ func (c *ceilings) hotTPS() float64 {
 	return c.Hot.TPS
 }
 
+func (c *ceilings) selectOnlyTPS() float64 {
+	if c == nil || c.SelectOnly == nil {
+		return 0
+	}
+	return c.SelectOnly.TPS
+}
+
+// ceilingRun is one pgbench run of measureCeilings: its script, the rows
+// it draws from and the field of ceilings it fills.
+type ceilingRun struct {
+	name   string // in progress lines and errors
+	file   string // the script's file name
+	script string
+	rows   int
+	dst    func(*ceilings) **ceiling
+}
+
+// selectOnlyRun is the read ceiling, over the spread ceiling's rows.
+func selectOnlyRun(o options) ceilingRun {
+	return ceilingRun{name: "select-only", file: "select-only.sql", script: selectOnlyScript, rows: o.pgbenchRows,
+		dst: func(c *ceilings) **ceiling { return &c.SelectOnly }}
+}
+
+// createShapeRuns are the create path's ceilings: spread over
+// o.pgbenchRows rows, then on one hot row.
+func createShapeRuns(o options) []ceilingRun {
+	return []ceilingRun{
+		{name: "spread", file: "create-shape.sql", script: ceilingScript, rows: o.pgbenchRows,
+			dst: func(c *ceilings) **ceiling { return &c.Spread }},
+		{name: "hot row", file: "create-shape.sql", script: ceilingScript, rows: 1,
+			dst: func(c *ceilings) **ceiling { return &c.Hot }},
+	}
+}
+
 // measureCeilings makes the ceiling tables in the load database and runs
-// pgbench on them, spread over o.pgbenchRows rows and then on one row. A
-// missing or failing pgbench is reported in Unavailable, not as an error.
-func measureCeilings(ctx context.Context, o options, db *gorm.DB, stderr io.Writer) (*ceilings, error) {
+// pgbench on them, each of runs in turn. A missing or failing pgbench is
+// reported in Unavailable, not as an error.
+func measureCeilings(ctx context.Context, o options, db *gorm.DB, stderr io.Writer, runs ...ceilingRun) (*ceilings, error) {
 	c := &ceilings{}
 	path, err := exec.LookPath(o.pgbench)
 	if err != nil {
@@ -99,15 +148,11 @@ func measureCeilings(ctx context.Context, o options, db *gorm.DB, stderr io.Writ
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	script := filepath.Join(dir, "create-shape.sql")
-	if err := os.WriteFile(script, []byte(ceilingScript), 0o600); err != nil {
-		return nil, err
-	}
-	for _, run := range []struct {
-		name string
-		rows int
-		dst  **ceiling
-	}{{"spread", o.pgbenchRows, &c.Spread}, {"hot row", 1, &c.Hot}} {
+	for _, run := range runs {
+		script := filepath.Join(dir, run.file)
+		if err := os.WriteFile(script, []byte(run.script), 0o600); err != nil {
+			return nil, err
+		}
 		progress(stderr, "pgbench ceiling, %s: %d clients on %d row(s) for %s", run.name, o.pgbenchClients, run.rows, o.pgbenchDuration)
 		checkpoint(ctx, db, stderr)
 		got, err := runPgbench(ctx, path, script, o, run.rows)
@@ -119,7 +164,7 @@ func measureCeilings(ctx context.Context, o options, db *gorm.DB, stderr io.Writ
 			progress(stderr, "ceiling unavailable: %s", c.Unavailable)
 			return c, nil
 		}
-		*run.dst = got
+		*run.dst(c) = got
 	}
 	return c, nil
 }

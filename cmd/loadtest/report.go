@@ -20,6 +20,9 @@ type runDescription struct {
 	where       string   // the server's base URL, when it has one
 	accessLogs  *bool    // nil when unknown (an external server)
 	revision    string   // the started server's commit, "" when unknown
+	// ceilings (balance) is the select-only ceiling measured before the
+	// load, or why there is none; nil when the scenario has no ceiling.
+	ceilings *ceilings
 }
 
 // result is the figures of a run: the JSON line of the report.
@@ -49,6 +52,15 @@ type result struct {
 	GoalP99MS    float64     `json:"goal_p99_ms"`
 	GoalMet      bool        `json:"goal_met"`
 	PaymentAuth  string      `json:"payment_auth,omitempty"` // payments only
+	// Balance only: the pgbench select-only ceiling of the same run
+	// (Ceilings, its tps in CeilingTPS), the rate as a ratio of it and
+	// whether that ratio is at least GoalRatio (AimMet, as a suite's; nil
+	// without a ceiling).
+	Ceilings   *ceilings `json:"pgbench,omitempty"`
+	CeilingTPS float64   `json:"ceiling_tps,omitempty"`
+	Ratio      *float64  `json:"ratio,omitempty"`
+	GoalRatio  float64   `json:"goal_ratio,omitempty"`
+	AimMet     *bool     `json:"aim_met,omitempty"`
 }
 
 func newResult(d runDescription, m *measurement, cpu *cpuUsage) *result {
@@ -81,7 +93,23 @@ func newResult(d runDescription, m *measurement, cpu *cpuUsage) *result {
 		r.PaymentAuth = d.options.paymentAuth
 	}
 	r.GoalMet = r.rpsMet() && r.p99Met()
+	r.judgeCeiling(d.ceilings)
 	return r
+}
+
+// judgeCeiling sets the rate's ratio of the select-only ceiling c and
+// its verdict; without c, or without its select-only figure, there is no
+// ratio.
+func (r *result) judgeCeiling(c *ceilings) {
+	if c == nil {
+		return
+	}
+	r.Ceilings, r.GoalRatio = c, goalCeilingRatio
+	r.CeilingTPS = c.selectOnlyTPS()
+	if v, ok := ratio(r.RPS, r.CeilingTPS); ok {
+		met := v >= goalCeilingRatio
+		r.Ratio, r.AimMet = &v, &met
+	}
 }
 
 func (r *result) rpsMet() bool { return r.RPS >= r.GoalRate }
@@ -124,6 +152,11 @@ func printReport(w io.Writer, d runDescription, r *result, m *measurement) {
 	}
 	fmt.Fprintf(w, "load      %d workers, closed loop, keep-alive; warm-up %s, measured %.2fs\n", r.Concurrency, o.warmup, r.DurationS)
 	fmt.Fprintf(w, "machine   %d CPUs shared by load generator (GOMAXPROCS %d), server, PostgreSQL and Redis\n", r.CPUs, r.GOMAXPROCS)
+	if c := r.Ceilings; c != nil && c.SelectOnly != nil {
+		fmt.Fprintf(w, "pgbench   %s; -c %d -j %d -M prepared -T %s before the load, over %d lt_wallets rows:\n"+
+			"          %s; %.0f tps, average latency %.2f ms\n",
+			c.Version, o.pgbenchClients, min(2, o.pgbenchClients), o.pgbenchDuration, c.SelectOnly.Rows, selectOnlyText, c.SelectOnly.TPS, c.SelectOnly.LatencyAvgMS)
+	}
 	switch {
 	case d.scenario.creates && d.server == serverExternal:
 		fmt.Fprintf(w, "note      the external server's DISBURSEMENT_SUBMIT_WAIT decides whether a create waits for the worker\n")
@@ -138,10 +171,18 @@ func printReport(w io.Writer, d runDescription, r *result, m *measurement) {
 	fmt.Fprintf(w, "requests  %d ok, %d errors   (warm-up: %d ok, %d errors)\n", r.Requests-r.Errors, r.Errors, m.warmupOK, m.warmupErrors)
 	unit := d.scenario.unit
 	fmt.Fprintf(w, "rate      %-50s goal ≥ %.0f %s  %s\n", fmt.Sprintf("%.0f %s", r.RPS, unit), r.GoalRate, unit, verdict(r.rpsMet()))
+	printCeilingRatio(w, r)
 	fmt.Fprintf(w, "latency   p50 %.2f ms  p90 %.2f ms  p99 %.2f ms  max %.2f ms   goal p99 < %.0f ms  %s\n",
 		r.P50MS, r.P90MS, r.P99MS, r.MaxMS, r.GoalP99MS, verdict(r.p99Met()))
 	if r.CPU != nil {
 		fmt.Fprintf(w, "cpu       %s\n", cpuLine(d.server, r.CPU))
+		if c := r.Ceilings; c != nil && c.SelectOnly != nil && c.SelectOnly.CPU != nil {
+			u := c.SelectOnly.CPU
+			fmt.Fprintf(w, "          pgbench select-only: %s\n", cpuBreakdown(u, "", "pgbench", "other"))
+			if u.Other+u.Steal >= busyMachine {
+				fmt.Fprintf(w, "          WARNING: other work and the hypervisor took %.2f cores during the pgbench run; the ceiling understates the machine\n", u.Other+u.Steal)
+			}
+		}
 		// An external server's CPU is part of "other": no warning then.
 		if lost := r.CPU.Other + r.CPU.Steal; lost >= busyMachine && d.server != serverExternal {
 			fmt.Fprintf(w, "          WARNING: other work on the machine (%.2f cores) and the hypervisor (steal %.2f) took CPU\n"+
@@ -152,7 +193,7 @@ func printReport(w io.Writer, d runDescription, r *result, m *measurement) {
 		fmt.Fprintf(w, "allocs    %.0f objects, %.0f bytes per request (handler and request building); %d GC cycles\n",
 			a.ObjectsPerRequest, a.BytesPerRequest, a.GCCycles)
 	}
-	fmt.Fprintf(w, "result    %s\n", verdict(r.GoalMet))
+	fmt.Fprintf(w, "result    %s\n", outcome(r.GoalMet, r.Ratio))
 	if len(m.firstFailures) > 0 {
 		fmt.Fprintf(w, "\nfirst failures:\n")
 		for _, f := range m.firstFailures {
@@ -161,6 +202,24 @@ func printReport(w io.Writer, d runDescription, r *result, m *measurement) {
 	}
 	line, _ := json.Marshal(r)
 	fmt.Fprintf(w, "\n%s\n", line)
+}
+
+// printCeilingRatio is the rate as a ratio of the select-only ceiling,
+// judged against goalCeilingRatio, or why there is no ratio; nothing for
+// a scenario without a ceiling.
+func printCeilingRatio(w io.Writer, r *result) {
+	switch c := r.Ceilings; {
+	case c == nil:
+	case r.Ratio == nil:
+		reason := c.Unavailable
+		if reason == "" {
+			reason = "no select-only figure"
+		}
+		fmt.Fprintf(w, "ratio     n/a: pgbench select-only ceiling unavailable: %s\n", reason)
+	default:
+		fmt.Fprintf(w, "ratio     %-50s goal ≥ %.2f of select-only  %s\n",
+			fmt.Sprintf("%.2f of pgbench select-only %.0f tps", *r.Ratio, r.CeilingTPS), r.GoalRatio, verdict(*r.AimMet))
+	}
 }
 
 func serverLine(d runDescription) string {

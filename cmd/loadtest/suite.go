@@ -23,6 +23,7 @@ type suiteResult struct {
 	Clients    int            `json:"clients"`
 	Amount     string         `json:"amount"`
 	Ceilings   *ceilings      `json:"pgbench,omitempty"`
+	Balance    *readFigures   `json:"balance,omitempty"` // all only: over the select-only ceiling
 	CreateMany *createFigures `json:"create_many,omitempty"`
 	CreateHot  *createFigures `json:"create_hot,omitempty"`
 	// Payments (all only) are payment creates, authenticated by
@@ -58,10 +59,43 @@ type createFigures struct {
 	failures     []string
 }
 
+// readFigures are the balance phase's figures, as createFigures are a
+// create phase's, with the reads' own names.
+type readFigures struct {
+	Concurrency  int       `json:"concurrency"`
+	Wallets      int       `json:"wallets"`
+	DurationS    float64   `json:"duration_s"`
+	Requests     int       `json:"requests"`
+	Errors       int       `json:"errors"`
+	WarmupErrors int       `json:"warmup_errors"`
+	RPS          float64   `json:"rps"`
+	P50MS        float64   `json:"p50_ms"`
+	P90MS        float64   `json:"p90_ms"`
+	P99MS        float64   `json:"p99_ms"`
+	MaxMS        float64   `json:"max_ms"`
+	Ratio        *float64  `json:"ratio,omitempty"` // over the select-only ceiling
+	CPU          *cpuUsage `json:"cpu_cores,omitempty"`
+	failures     []string
+}
+
+// readFiguresOf names a closed-loop phase's figures as reads.
+func readFiguresOf(f *createFigures) *readFigures {
+	return &readFigures{
+		Concurrency: f.Concurrency, Wallets: f.Wallets, DurationS: f.DurationS,
+		Requests: f.Creates, Errors: f.Errors, WarmupErrors: f.WarmupErrors, RPS: f.CreatesPerS,
+		P50MS: f.P50MS, P90MS: f.P90MS, P99MS: f.P99MS, MaxMS: f.MaxMS, CPU: f.CPU, failures: f.failures,
+	}
+}
+
+// balanceGoalMet: the balance reads' absolute goal (-scenario balance's).
+func balanceGoalMet(f *readFigures) bool {
+	return f.RPS >= goalRPS && f.Requests > f.Errors && f.P99MS < millis(goalP99)
+}
+
 // executeSuite runs the phases of drain (create-many, then the worker),
 // disbursements (pgbench ceilings, create-many, create-hot, then the
-// worker) or all (disbursements with payments after create-hot) and prints
-// one summary.
+// worker) or all (disbursements with a balance phase before the creates
+// and payments after create-hot) and prints one summary.
 func executeSuite(ctx context.Context, s *runSetup, info scenarioInfo, stdout, stderr io.Writer) (bool, error) {
 	o := s.o
 	full := info.name != "drain" && info.name != "concurrent" // with create-hot
@@ -84,7 +118,7 @@ func executeSuite(ctx context.Context, s *runSetup, info scenarioInfo, stdout, s
 	}
 	defer rr.close(stderr)
 	if ceil {
-		if sum.Ceilings, err = measureCeilings(ctx, o, s.db, stderr); err != nil {
+		if sum.Ceilings, err = measureCeilings(ctx, o, s.db, stderr, suiteCeilingRuns(o, info)...); err != nil {
 			return false, err
 		}
 	}
@@ -103,18 +137,36 @@ func executeSuite(ctx context.Context, s *runSetup, info scenarioInfo, stdout, s
 	return sum.clean(), nil
 }
 
+// suiteCeilingRuns are the pgbench ceilings of a suite: select-only when
+// it reads balances (all), first, on the freshly made table as -scenario
+// balance reads it; then spread and hot row for the creates.
+func suiteCeilingRuns(o options, info scenarioInfo) []ceilingRun {
+	var runs []ceilingRun
+	if info.name == "all" {
+		runs = append(runs, selectOnlyRun(o))
+	}
+	return append(runs, createShapeRuns(o)...)
+}
+
 // runIsolatedPhases are the phases that run the api and the worker
-// apart: the creates with no worker, then the drain with no creates.
+// apart: the reads and creates with no worker, then the drain with no
+// creates.
 func runIsolatedPhases(ctx context.Context, s *runSetup, bin *payoutdBinary, cfg serverConfig, rr *railRun, info scenarioInfo, full bool, sum *suiteResult, stderr io.Writer) error {
-	phases := []createPhase{{info: mustScenario("create-many"), dst: &sum.CreateMany}}
+	var phases []apiPhase
+	if info.name == "all" {
+		// The reads first, on tables no create has written to yet, as
+		// -scenario balance reads them.
+		phases = append(phases, apiPhase{info: mustScenario("balance"), read: &sum.Balance})
+	}
+	phases = append(phases, apiPhase{info: mustScenario("create-many"), dst: &sum.CreateMany})
 	if full {
-		phases = append(phases, createPhase{info: mustScenario("create-hot"), dst: &sum.CreateHot})
+		phases = append(phases, apiPhase{info: mustScenario("create-hot"), dst: &sum.CreateHot})
 	}
 	if info.name == "all" {
-		phases = append(phases, createPhase{info: mustScenario("payments"), dst: &sum.Payments})
+		phases = append(phases, apiPhase{info: mustScenario("payments"), dst: &sum.Payments})
 		sum.PaymentAuth = s.o.paymentAuth
 	}
-	if err := runCreatePhases(ctx, s, bin, cfg, rr, phases, stderr); err != nil {
+	if err := runAPIPhases(ctx, s, bin, cfg, rr, phases, stderr); err != nil {
 		return err
 	}
 	var err error
@@ -143,11 +195,12 @@ func startSuiteRail(ctx context.Context, rail railInfo, o options, bin *payoutdB
 	return rr, nil
 }
 
-// createPhase is one closed-loop create scenario of a suite: disbursements
-// or payments.
-type createPhase struct {
+// apiPhase is one closed-loop scenario of a suite against the api: balance
+// reads (into read) or creates of disbursements or payments (into dst).
+type apiPhase struct {
 	info scenarioInfo
 	dst  **createFigures
+	read **readFigures
 }
 
 func mustScenario(name string) scenarioInfo {
@@ -158,9 +211,9 @@ func mustScenario(name string) scenarioInfo {
 	return info
 }
 
-// runCreatePhases starts `payoutd api`, runs each phase against it and
-// stops it, so that the worker later drains on its own.
-func runCreatePhases(ctx context.Context, s *runSetup, bin *payoutdBinary, cfg serverConfig, rr *railRun, phases []createPhase, stderr io.Writer) error {
+// runAPIPhases starts `payoutd api`, runs each phase against it and stops
+// it, so that the worker later drains on its own.
+func runAPIPhases(ctx context.Context, s *runSetup, bin *payoutdBinary, cfg serverConfig, rr *railRun, phases []apiPhase, stderr io.Writer) error {
 	progress(stderr, "starting `payoutd api` (%s)", strings.Join(cfg.extraEnv, " "))
 	srv, err := startServer(ctx, bin, cfg, stderr)
 	if err != nil {
@@ -201,8 +254,12 @@ func runCreatePhases(ctx context.Context, s *runSetup, bin *payoutdBinary, cfg s
 		if w, ok := sc.(interface{ wallets() int }); ok {
 			f.Wallets = w.wallets()
 		}
-		*p.dst = f
-		progress(stderr, "%s: %.0f creates/s, p50 %.2f ms, p99 %.2f ms, %d errors", p.info.name, f.CreatesPerS, f.P50MS, f.P99MS, f.Errors)
+		if p.read != nil {
+			*p.read = readFiguresOf(f)
+		} else {
+			*p.dst = f
+		}
+		progress(stderr, "%s: %.0f %s, p50 %.2f ms, p99 %.2f ms, %d errors", p.info.name, f.CreatesPerS, p.info.unit, f.P50MS, f.P99MS, f.Errors)
 	}
 	stopped = true
 	if err := srv.stop(); err != nil {
@@ -225,7 +282,7 @@ func newCreateFigures(m *measurement, concurrency int, cpu *cpuUsage) *createFig
 
 // judge sets the ratios and the verdicts.
 func (r *suiteResult) judge() {
-	spread, hot := r.Ceilings.spreadTPS(), r.Ceilings.hotTPS()
+	spread, hot, selectOnly := r.Ceilings.spreadTPS(), r.Ceilings.hotTPS(), r.Ceilings.selectOnlyTPS()
 	goal, aim, haveAim := true, true, false
 	setRatio := func(figure, ceiling float64) *float64 {
 		v, ok := ratio(figure, ceiling)
@@ -235,6 +292,10 @@ func (r *suiteResult) judge() {
 		haveAim = true
 		aim = aim && v >= goalCeilingRatio
 		return &v
+	}
+	if f := r.Balance; f != nil {
+		f.Ratio = setRatio(f.RPS, selectOnly)
+		goal = goal && balanceGoalMet(f)
 	}
 	if f := r.CreateMany; f != nil {
 		f.Ratio = setRatio(f.CreatesPerS, spread)
@@ -278,6 +339,9 @@ func createGoalMet(f *createFigures, rate float64) bool {
 
 // clean: no request failed and no payout failed.
 func (r *suiteResult) clean() bool {
+	if f := r.Balance; f != nil && (f.Errors > 0 || f.WarmupErrors > 0) {
+		return false
+	}
 	for _, f := range []*createFigures{r.CreateMany, r.CreateHot, r.Payments} {
 		if f != nil && (f.Errors > 0 || f.WarmupErrors > 0) {
 			return false
@@ -299,7 +363,11 @@ func printSuite(w io.Writer, o options, r *suiteResult, rr *railRun) {
 		drainBy = "payoutd worker, with an api receiving the rail's callbacks"
 	}
 	if r.CreateMany != nil {
-		fmt.Fprintf(w, "server    separate processes: payoutd api for the creates, then %s%s\n", drainBy, build)
+		what := "the creates"
+		if r.Balance != nil {
+			what = "the reads and creates"
+		}
+		fmt.Fprintf(w, "server    separate processes: payoutd api for %s, then %s%s\n", what, drainBy, build)
 	}
 	if r.Concurrent != nil {
 		fmt.Fprintf(w, "concurrent payoutd api and payoutd worker together%s; hot: 1 wallet, spread and wait: %d wallets\n", build, o.concurrentWallets)
@@ -314,6 +382,9 @@ func printSuite(w io.Writer, o options, r *suiteResult, rr *railRun) {
 		} else {
 			fmt.Fprintf(w, "pgbench   %s; -c %d -j %d -M prepared -T %s; BEGIN, conditional UPDATE of one lt_wallets row, INSERT into lt_ledger, END\n",
 				c.Version, o.pgbenchClients, min(2, o.pgbenchClients), o.pgbenchDuration)
+			if c.SelectOnly != nil {
+				fmt.Fprintf(w, "          select-only: %s\n", selectOnlyText)
+			}
 		}
 	}
 	fmt.Fprintf(w, "machine   %d CPUs shared by the load generator, api or worker, PostgreSQL and Redis\n\n", r.CPUs)
@@ -321,27 +392,41 @@ func printSuite(w io.Writer, o options, r *suiteResult, rr *railRun) {
 	printSuiteTable(w, r)
 	printSuiteCPU(w, r)
 	printEvidence(w, r.Concurrent)
+	if r.Balance != nil {
+		printFailures(w, "balance", r.Balance.failures)
+	}
 	for _, p := range []struct {
 		name string
 		f    *createFigures
 	}{{"create-many", r.CreateMany}, {"create-hot", r.CreateHot}, {"payments", r.Payments}} {
-		if p.f != nil && len(p.f.failures) > 0 {
-			fmt.Fprintf(w, "\nfirst failures of %s:\n", p.name)
-			for _, f := range p.f.failures {
-				fmt.Fprintf(w, "  %s\n", f)
-			}
+		if p.f != nil {
+			printFailures(w, p.name, p.f.failures)
 		}
 	}
 	line, _ := json.Marshal(r)
 	fmt.Fprintf(w, "\n%s\n", line)
 }
 
-// printSuiteLoad says what the creates and payments were and what a
-// create's latency covers.
+// printFailures lists the first failed requests of a phase, if any.
+func printFailures(w io.Writer, phase string, failures []string) {
+	if len(failures) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nfirst failures of %s:\n", phase)
+	for _, f := range failures {
+		fmt.Fprintf(w, "  %s\n", f)
+	}
+}
+
+// printSuiteLoad says what the reads, creates and payments were and what
+// a create's latency covers.
 func printSuiteLoad(w io.Writer, o options, r *suiteResult) {
 	window := fmt.Sprintf("warm-up %s, measured %s", o.warmup, o.duration)
 	if r.CreateMany == nil { // the concurrent phase alone: no warm-up
 		window = fmt.Sprintf("no warm-up, each sub-phase %s or %d creates", o.duration, o.concurrentMax)
+	}
+	if r.Balance != nil {
+		fmt.Fprintf(w, "reads     signed GET /api/v3/wallets/{wallet_id}/balance, round-robin over the clients' wallets; %s\n", window)
 	}
 	fmt.Fprintf(w, "creates   %s IDR %s to %s %s, a fresh Idempotency-Key each; %s\n",
 		r.Amount, createTransferType, createBankCode, createAccountNo, window)
@@ -374,6 +459,9 @@ func printSuiteTable(w io.Writer, r *suiteResult) {
 	if r.Ceilings != nil {
 		spread, hot = r.Ceilings.Spread, r.Ceilings.Hot
 	}
+	if r.Balance != nil {
+		t.balanceRow(r.Balance, r.Ceilings.selectOnlyCeiling())
+	}
 	t.createRow("create-many", r.CreateMany, spread, "spread", goalCreatesMany)
 	t.createRow("create-hot", r.CreateHot, hot, "hot", goalCreatesHot)
 	t.createRow("payments", r.Payments, spread, "spread", goalPayments)
@@ -394,10 +482,31 @@ type suiteTable struct {
 
 func (t suiteTable) row(cells ...string) { fmt.Fprintln(t.tw, strings.Join(cells, "\t")) }
 
-// ceilingRows are the two pgbench ceilings, their latency an average.
+// ceilingRows are the pgbench ceilings the suite measured, their latency
+// an average.
 func (t suiteTable) ceilingRows(c *ceilings) {
-	t.row(fmt.Sprintf("pgbench spread (%d rows, %d clients)", c.Spread.Rows, c.Spread.Clients), tpsText(c.Spread), msText(c.Spread.LatencyAvgMS)+"*", "", "", "", "", "", "")
-	t.row(fmt.Sprintf("pgbench hot row (%d clients)", c.Hot.Clients), tpsText(c.Hot), msText(c.Hot.LatencyAvgMS)+"*", "", "", "", "", "", "")
+	if s := c.SelectOnly; s != nil {
+		t.row(fmt.Sprintf("pgbench select-only (%d rows, %d clients)", s.Rows, s.Clients), tpsText(s), msText(s.LatencyAvgMS)+"*", "", "", "", "", "", "")
+	}
+	if s := c.Spread; s != nil {
+		t.row(fmt.Sprintf("pgbench spread (%d rows, %d clients)", s.Rows, s.Clients), tpsText(s), msText(s.LatencyAvgMS)+"*", "", "", "", "", "", "")
+	}
+	if h := c.Hot; h != nil {
+		t.row(fmt.Sprintf("pgbench hot row (%d clients)", h.Clients), tpsText(h), msText(h.LatencyAvgMS)+"*", "", "", "", "", "", "")
+	}
+}
+
+// balanceRow is the balance reads' row, their rate over the select-only
+// ceiling and judged against -scenario balance's goal.
+func (t suiteTable) balanceRow(f *readFigures, selectOnly *ceiling) {
+	ceilText := "n/a"
+	if selectOnly != nil {
+		ceilText = "select-only " + tpsText(selectOnly)
+	}
+	t.row(fmt.Sprintf("balance (%d wallet(s), %d workers)", f.Wallets, f.Concurrency), fmt.Sprintf("%.0f req/s", f.RPS),
+		msText(f.P50MS), msText(f.P90MS), msText(f.P99MS), ceilText, ratioText(f.Ratio),
+		fmt.Sprintf("≥%d/s, p99<%dms%s", goalRPS, goalP99.Milliseconds(), t.aim),
+		outcome(balanceGoalMet(f), f.Ratio))
 }
 
 // createRow is a create phase's row (none when the phase did not run),
@@ -488,12 +597,18 @@ func printSuiteCPU(w io.Writer, r *suiteResult) {
 	}
 	var phases []phase
 	if c := r.Ceilings; c != nil {
+		if c.SelectOnly != nil {
+			phases = append(phases, phase{"pgbench select-only", "", c.SelectOnly.CPU, c.SelectOnly.TPS, "transaction"})
+		}
 		if c.Spread != nil {
 			phases = append(phases, phase{"pgbench spread", "", c.Spread.CPU, c.Spread.TPS, "transaction"})
 		}
 		if c.Hot != nil {
 			phases = append(phases, phase{"pgbench hot", "", c.Hot.CPU, c.Hot.TPS, "transaction"})
 		}
+	}
+	if f := r.Balance; f != nil {
+		phases = append(phases, phase{"balance", "api", f.CPU, f.RPS, "read"})
 	}
 	if f := r.CreateMany; f != nil {
 		phases = append(phases, phase{"create-many", "api", f.CPU, f.CreatesPerS, "create"})
@@ -527,9 +642,9 @@ func printSuiteCPU(w io.Writer, r *suiteResult) {
 			breakdown = strings.Replace(breakdown, " rail ", " worker (and rail) ", 1)
 			perOp = strings.Replace(perOp, " rail ", " worker (and rail) ", 1)
 		}
-		fmt.Fprintf(w, "  %-18s %s\n", p.name, breakdown)
+		fmt.Fprintf(w, "  %-19s %s\n", p.name, breakdown)
 		if perOp != "" {
-			fmt.Fprintf(w, "  %-18s %s\n", "", perOp)
+			fmt.Fprintf(w, "  %-19s %s\n", "", perOp)
 		}
 		if p.u.Other+p.u.Steal >= busyMachine {
 			busy = append(busy, p.name)
