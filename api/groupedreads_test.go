@@ -12,7 +12,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/payoutd/payoutd/internal/groupcommit"
+	"github.com/payoutd/payoutd/internal/metrics/metricstest"
 	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/signature"
 	"github.com/payoutd/payoutd/vendors/sandbox"
 )
 
@@ -131,5 +133,25 @@ func TestPipelinedSignatureRecordsKeepOnceOnly(t *testing.T) {
 	}
 	if got := b.redis.TTL(context.Background(), key).Val(); got <= 0 || got > signatureMemory {
 		t.Errorf("record kept for %s, want at most %s", got, signatureMemory)
+	}
+}
+
+// Operators see whether requests share round trips: each group's size
+// and duration is in /metrics, by group.
+func TestGroupsShowInMetrics(t *testing.T) {
+	t.Parallel()
+	e := setupPayouts(t, payoutSetup{})
+	e.signed(e.m, http.MethodGet, "/api/v3/wallets/"+e.wallet.String()+"/balance", nil,
+		signature.Sign(e.m.signingSecret, nil, e.now()), "").expect(t, http.StatusOK, "")
+	body := e.body("100000", "1234567890").json()
+	e.signed(e.m, http.MethodPost, "/api/v3/disbursements", body, signature.Sign(e.m.signingSecret, body, e.now()), "k1").
+		created(t, models.StatusSuccess)
+	for _, group := range []string{"signature_records", "wallet_reads", "create"} {
+		if n := metricstest.Value(t, e.metrics, "payoutd_group_size", "group", group); n < 1 {
+			t.Errorf("group %s: %v sizes observed, want at least 1", group, n)
+		}
+		if n := metricstest.Value(t, e.metrics, "payoutd_group_run_duration_seconds", "group", group); n < 1 {
+			t.Errorf("group %s: %v durations observed, want at least 1", group, n)
+		}
 	}
 }

@@ -2,10 +2,12 @@ package api
 
 import (
 	"context"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/payoutd/payoutd/internal/groupcommit"
+	"github.com/payoutd/payoutd/internal/metrics"
 )
 
 // signatureRecords sends the once-only records of signatures that arrive
@@ -32,10 +34,11 @@ type signatureRecord struct {
 // is, the next group gathers.
 const maxSignatureRecords, signatureRecordLeaders = 256, 2
 
-func newSignatureRecords(rdb *redis.Client) *signatureRecords {
+func newSignatureRecords(rdb *redis.Client, m *metrics.Metrics) *signatureRecords {
 	r := &signatureRecords{redis: rdb}
 	r.group = groupcommit.Group[*signatureRecord]{MaxLeaders: signatureRecordLeaders,
-		Next: groupcommit.First[*signatureRecord](maxSignatureRecords), Run: r.send}
+		Next: groupcommit.First[*signatureRecord](maxSignatureRecords), Run: r.send,
+		Observe: func(size int, took time.Duration) { m.GroupRun("signature_records", size, took) }}
 	return r
 }
 

@@ -2,10 +2,12 @@ package api
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/payoutd/payoutd/internal/groupcommit"
+	"github.com/payoutd/payoutd/internal/metrics"
 	"github.com/payoutd/payoutd/models"
 )
 
@@ -32,10 +34,11 @@ type walletRead struct {
 // how many queries may be out at once: while one is, the next group gathers.
 const maxWalletReads, walletReadLeaders = 128, 2
 
-func newWalletReads(store *models.Store) *walletReads {
+func newWalletReads(store *models.Store, m *metrics.Metrics) *walletReads {
 	r := &walletReads{store: store}
 	r.group = groupcommit.Group[*walletRead]{MaxLeaders: walletReadLeaders,
-		Next: groupcommit.First[*walletRead](maxWalletReads), Run: r.read}
+		Next: groupcommit.First[*walletRead](maxWalletReads), Run: r.read,
+		Observe: func(size int, took time.Duration) { m.GroupRun("wallet_reads", size, took) }}
 	return r
 }
 

@@ -1,5 +1,7 @@
 package payouts
 
+import "time"
+
 // Metrics counts what the disbursement lifecycle commits. The service
 // declares what it needs; internal/metrics implements it over Prometheus,
 // so this package imports no metrics library.
@@ -10,6 +12,9 @@ type Metrics interface {
 	// DisbursementLateResult records a vendor result (reported) that
 	// contradicted a disbursement's final status (stored).
 	DisbursementLateResult(vendor, stored, reported string)
+	// GroupRun records one group of creates, moves or inline submits that
+	// shared a transaction: its size and how long it took.
+	GroupRun(group string, size int, took time.Duration)
 }
 
 // noMetrics counts nothing: New puts it in place of a nil Options.Metrics,
@@ -18,3 +23,9 @@ type noMetrics struct{}
 
 func (noMetrics) DisbursementTransition(from, to string)                 {}
 func (noMetrics) DisbursementLateResult(vendor, stored, reported string) {}
+func (noMetrics) GroupRun(group string, size int, took time.Duration)    {}
+
+// observeGroup is a groupcommit.Group's Observe for the named group.
+func (s *Service) observeGroup(name string) func(size int, took time.Duration) {
+	return func(size int, took time.Duration) { s.metrics.GroupRun(name, size, took) }
+}

@@ -173,7 +173,7 @@ type inlineSubmit struct {
 // newInlineSubmitter returns the group commit of the inline submits.
 func (s *Service) newInlineSubmitter() *groupcommit.Group[*inlineSubmit] {
 	return &groupcommit.Group[*inlineSubmit]{MaxLeaders: inlineLoops, Next: groupcommit.First[*inlineSubmit](maxInlineBatch),
-		Run: s.writeInlineBatch}
+		Run: s.writeInlineBatch, Observe: s.observeGroup("inline_submit")}
 }
 
 // startInlineSubmit queues a copy of d, stored with its attempt claimed,

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 )
 
 // Group gathers requests of type T into groups. Its zero value is not
@@ -28,6 +29,10 @@ type Group[T any] struct {
 	Next func(queue []*Request[T]) (group, rest []*Request[T])
 	// Run runs a group and answers each of its requests exactly once.
 	Run func(group []*Request[T])
+	// Observe, when set, is told each group's size and how long its Run
+	// took (the service's metrics: whether requests do share round trips,
+	// and how long a group holds them).
+	Observe func(size int, took time.Duration)
 
 	mu      sync.Mutex
 	queue   []*Request[T]
@@ -100,7 +105,11 @@ func (g *Group[T]) lead() {
 		group, rest := g.Next(g.queue)
 		g.queue = rest
 		g.mu.Unlock()
+		start := time.Now()
 		g.runSafely(group)
+		if g.Observe != nil {
+			g.Observe(len(group), time.Since(start))
+		}
 	}
 }
 

@@ -170,8 +170,10 @@ func TestNilMetrics(t *testing.T) {
 	m.PaymentTransition("PENDING", "SUCCESS")
 	m.WebhookAttempt("payment.success", webhooks.OutcomeDelivered, time.Millisecond)
 	m.WebhookAttempt("payment.success", webhooks.OutcomeBlocked, 0)
+	m.GroupRun("create", 3, time.Millisecond)
 
 	var po payouts.Metrics = m
+	po.GroupRun("move", 2, time.Millisecond)
 	po.DisbursementTransition("", "VERIFIED")
 	po.DisbursementLateResult("simbank", "SUCCESS", "FAILED")
 	var pa payments.Metrics = m
