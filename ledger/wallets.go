@@ -92,20 +92,24 @@ func applyAll(tx *gorm.DB, changes map[uuid.UUID]*walletChange, now time.Time) e
 		}
 		return writeStatement(tx, order, changes, afters)
 	}
+	// The statement runs on the transaction's connection but outside
+	// gorm, so its errors are translated here as gorm does for its own: a
+	// connection that broke under it is the database being unavailable
+	// (503), not an unknown failure (500).
 	rows, err := tx.Statement.ConnPool.QueryContext(tx.Statement.Context, applyAllSQL, applyAllArgs(order, changes, now)...)
 	if err != nil {
-		return err
+		return models.TranslateDBError(tx, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var a walletAfter
 		if err := rows.Scan(&a.ID, &a.Balance, &a.Locked, &a.StatementSeq, &a.UpdatedAt); err != nil {
-			return err
+			return models.TranslateDBError(tx, err)
 		}
 		afters[a.ID] = a
 	}
 	if err := rows.Err(); err != nil {
-		return err
+		return models.TranslateDBError(tx, err)
 	}
 	for _, id := range order {
 		if _, ok := afters[id]; !ok {
