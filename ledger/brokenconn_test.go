@@ -120,4 +120,3 @@ func (p *cuttingProxy) cut() {
 	}
 	p.conns = nil
 }
-
