@@ -61,10 +61,14 @@ type pathGroup struct {
 // copies they drop if tx rolls back.
 //
 // The order matters (ledger's lock order): the rows of every payout it
-// moves, then their status, then the rows of the wallets whose money
-// moves, then the money, then audit lines and events. Two such
-// transactions cannot each hold what the other waits for, and a busy
-// wallet's row is held only for the money and the commit.
+// moves, then their status, their audit lines and events, then the rows
+// of the wallets whose money moves, then the money. Two such transactions
+// cannot each hold what the other waits for, and a busy wallet's row is
+// held only for the money and the commit: the inserts of audit lines and
+// events (which lock no wallet) come before it (issue #14: every
+// statement after the wallets' update is time a create on that wallet
+// waits). So an event says only what the moves decide, never what the
+// money does (a return's refunded_fee is not in its body).
 func transitionAll(tx *gorm.DB, groups []pathGroup, now time.Time) error {
 	type written struct {
 		ids      []uuid.UUID
@@ -113,6 +117,17 @@ func transitionAll(tx *gorm.DB, groups []pathGroup, now time.Time) error {
 			}
 		}
 	}
+	for i, g := range groups {
+		if done[i].ids == nil {
+			continue
+		}
+		if err := audit(tx, done[i].ids, done[i].from, g.path, now); err != nil {
+			return err
+		}
+		if err := recordEvents(tx, g.ds, g.path, now); err != nil {
+			return err
+		}
+	}
 	if !inline {
 		if err := ledger.LockWallets(tx, wallets); err != nil {
 			return err
@@ -123,17 +138,6 @@ func transitionAll(tx *gorm.DB, groups []pathGroup, now time.Time) error {
 			continue
 		}
 		if err := moveMoney(tx, g.ds, done[i].from, done[i].to, g.path, now); err != nil {
-			return err
-		}
-	}
-	for i, g := range groups {
-		if done[i].ids == nil {
-			continue
-		}
-		if err := audit(tx, done[i].ids, done[i].from, g.path, now); err != nil {
-			return err
-		}
-		if err := recordEvents(tx, g.ds, g.path, now); err != nil {
 			return err
 		}
 	}
