@@ -48,12 +48,10 @@ func newSignatureRecords(rdb *redis.Client, m *metrics.Metrics) *signatureRecord
 // SET cut off after sending could be.
 func (r *signatureRecords) record(ctx context.Context, key, use string) (string, error) {
 	rec := &signatureRecord{key: key, use: use}
-	select {
-	case <-r.group.Start(rec):
-		return rec.first, rec.err
-	case <-ctx.Done():
-		return "", ctx.Err()
+	if err := r.group.DoContext(ctx, rec); err != nil {
+		return "", err
 	}
+	return rec.first, rec.err
 }
 
 // send writes a group's records in one pipeline. Its context is its own,

@@ -47,12 +47,10 @@ func newWalletReads(store *models.Store, m *metrics.Metrics) *walletReads {
 // gets ctx's error.
 func (r *walletReads) find(ctx context.Context, clientID, walletID uuid.UUID) (*models.Wallet, error) {
 	read := &walletRead{clientID: clientID, walletID: walletID}
-	select {
-	case <-r.group.Start(read):
-		return read.wallet, read.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	if err := r.group.DoContext(ctx, read); err != nil {
+		return nil, err
 	}
+	return read.wallet, read.err
 }
 
 // read answers a group with one query. Its context is its own, bounded

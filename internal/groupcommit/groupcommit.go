@@ -13,6 +13,7 @@
 package groupcommit
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -67,6 +68,19 @@ func (r *Request[T]) Done() <-chan error { return r.done }
 // the caller must know.
 func (g *Group[T]) Do(item T) error {
 	return <-g.Start(item)
+}
+
+// DoContext is Do for a caller that stops waiting when ctx ends: it then
+// returns ctx's error, while the item's group may still run it (as a lone
+// round trip cut off after sending could have). For reads and records
+// whose answer is the caller's only.
+func (g *Group[T]) DoContext(ctx context.Context, item T) error {
+	select {
+	case err := <-g.Start(item):
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Start queues item and returns the channel its answer will come on, for

@@ -1,6 +1,7 @@
 package groupcommit
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -139,5 +140,31 @@ func TestOnlyTheFirstAnswerCounts(t *testing.T) {
 	r.Answer(errors.New("late"))
 	if err := <-r.Done(); err != nil {
 		t.Fatalf("answer %v, want the first (nil)", err)
+	}
+}
+
+// A caller that stops waiting gets its context's error; the group still
+// runs its item.
+func TestDoContextStopsWaitingWhenTheContextEnds(t *testing.T) {
+	release := make(chan struct{})
+	ran := make(chan int, 1)
+	g := &Group[int]{MaxLeaders: 1, Next: First[int](8), Run: func(group []*Request[int]) {
+		<-release
+		for _, r := range group {
+			ran <- r.Item
+			r.Answer(nil)
+		}
+	}}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := g.DoContext(ctx, 7); !errors.Is(err, context.Canceled) {
+		t.Fatalf("DoContext with an ended context: %v, want context.Canceled", err)
+	}
+	close(release)
+	if got := <-ran; got != 7 {
+		t.Fatalf("the group ran %d, want the abandoned item 7", got)
+	}
+	if err := g.DoContext(context.Background(), 8); err != nil {
+		t.Fatal(err)
 	}
 }
