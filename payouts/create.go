@@ -80,7 +80,7 @@ func (s *Service) create(ctx context.Context, client *models.Client, req CreateR
 	if client.Withdrawals != models.WithdrawalsActive {
 		return s.replayOr(ctx, client, req, models.ErrWithdrawalsSuspended)
 	}
-	wallet, keyTaken, err := s.lookup(ctx, client, req)
+	wallet, keyTaken, settings, err := s.lookup(ctx, client, req)
 	switch {
 	case keyTaken:
 		return s.replayOr(ctx, client, req, errKeyVanished)
@@ -90,6 +90,19 @@ func (s *Service) create(ctx context.Context, client *models.Client, req CreateR
 		return s.replayOr(ctx, client, req, err)
 	case err != nil:
 		return nil, err
+	}
+	// The operator's settings as stored now count as well as those this
+	// instance cached with the caller, the stricter of the two: a
+	// suspension or a review threshold holds from the next create on,
+	// whenever the cache learns of it, and a setting relaxed meanwhile
+	// waits for the cache (a few seconds, AUTH_CACHE_TTL at most).
+	if settings.Withdrawals != models.WithdrawalsActive {
+		return s.replayOr(ctx, client, req, models.ErrWithdrawalsSuspended)
+	}
+	if stricter := lowerThreshold(client.ReviewThreshold, settings.ReviewThreshold); stricter != client.ReviewThreshold {
+		fresh := *client
+		fresh.ReviewThreshold = stricter
+		client = &fresh
 	}
 	if s.inquiries != nil {
 		if err := s.inquiries.Check(ctx, client.ID); err != nil {
@@ -127,25 +140,45 @@ func (s *Service) create(ctx context.Context, client *models.Client, req CreateR
 }
 
 // lookup reads in one round trip what a fresh create starts from: the
-// client's active wallet of the request (ErrWalletNotFound otherwise) and
-// whether the client has used the Idempotency-Key already. Every create
-// needs both, and a round trip costs the API and PostgreSQL more than the
-// index lookups themselves.
-func (s *Service) lookup(ctx context.Context, client *models.Client, req CreateRequest) (*models.Wallet, bool, error) {
+// client's active wallet of the request (ErrWalletNotFound otherwise),
+// whether the client has used the Idempotency-Key already, and the
+// client's money settings as stored (withdrawals, review threshold). Every
+// create needs all three, and a round trip costs the API and PostgreSQL
+// more than the index lookups themselves.
+func (s *Service) lookup(ctx context.Context, client *models.Client, req CreateRequest) (*models.Wallet, bool, clientSettings, error) {
 	var w models.Wallet
 	var keyTaken bool
-	err := s.db.WithContext(ctx).Raw(`SELECT id, client_id, name, vendor, state, is_default, balance, locked, created_at, updated_at,
-	        EXISTS (SELECT 1 FROM disbursements WHERE client_id = ? AND idempotency_key = ?)
-	    FROM wallets WHERE id = ? AND client_id = ? AND state = ?`,
+	var c clientSettings
+	err := s.db.WithContext(ctx).Raw(`SELECT w.id, w.client_id, w.name, w.vendor, w.state, w.is_default, w.balance, w.locked, w.created_at, w.updated_at,
+	        EXISTS (SELECT 1 FROM disbursements WHERE client_id = ? AND idempotency_key = ?),
+	        c.withdrawals, c.review_threshold
+	    FROM wallets w JOIN clients c ON c.id = w.client_id
+	    WHERE w.id = ? AND w.client_id = ? AND w.state = ?`,
 		client.ID, req.IdempotencyKey, req.WalletID, client.ID, models.WalletActive).Row().
-		Scan(&w.ID, &w.ClientID, &w.Name, &w.Vendor, &w.State, &w.IsDefault, &w.Balance, &w.Locked, &w.CreatedAt, &w.UpdatedAt, &keyTaken)
+		Scan(&w.ID, &w.ClientID, &w.Name, &w.Vendor, &w.State, &w.IsDefault, &w.Balance, &w.Locked, &w.CreatedAt, &w.UpdatedAt, &keyTaken,
+			&c.Withdrawals, &c.ReviewThreshold)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, false, models.ErrWalletNotFound
+		return nil, false, c, models.ErrWalletNotFound
 	}
 	if err != nil {
-		return nil, false, models.TranslateDBError(s.db, err)
+		return nil, false, c, models.TranslateDBError(s.db, err)
 	}
-	return &w, keyTaken, nil
+	return &w, keyTaken, c, nil
+}
+
+// lowerThreshold is the stricter of two review thresholds (nil: review
+// off).
+func lowerThreshold(a, b *models.Amount) *models.Amount {
+	if a == nil || (b != nil && *b < *a) {
+		return b
+	}
+	return a
+}
+
+// clientSettings are the client's settings a create must see as stored.
+type clientSettings struct {
+	Withdrawals     models.WithdrawalState
+	ReviewThreshold *models.Amount
 }
 
 // replayOr looks for the request's key once more, after a step that found
