@@ -95,7 +95,8 @@ func (s *Service) create(ctx context.Context, client *models.Client, req CreateR
 	// instance cached with the caller, the stricter of the two: a
 	// suspension or a review threshold holds from the next create on,
 	// whenever the cache learns of it, and a setting relaxed meanwhile
-	// waits for the cache (a few seconds, AUTH_CACHE_TTL at most).
+	// waits for the cache to drop the client (the Redis announcement, or
+	// AUTH_CACHE_TTL when that is lost).
 	if settings.Withdrawals != models.WithdrawalsActive {
 		return s.replayOr(ctx, client, req, models.ErrWithdrawalsSuspended)
 	}
