@@ -25,6 +25,12 @@ import (
 type Group[T any] struct {
 	// MaxLeaders is how many groups may be under way at once.
 	MaxLeaders int
+	// BusyAt, when set, holds back the leaders beyond the first until at
+	// least this many requests are queued: one leader gathers the largest
+	// groups (the fewest round trips per request) while it keeps up, and
+	// the others join only when a backlog shows it does not (a slow
+	// round trip, such as a vendor's).
+	BusyAt int
 	// Next takes from the queue, in order, the requests that can share a
 	// run; the others stay queued, in order.
 	Next func(queue []*Request[T]) (group, rest []*Request[T])
@@ -89,7 +95,7 @@ func (g *Group[T]) Start(item T) <-chan error {
 	req := NewRequest(item)
 	g.mu.Lock()
 	g.queue = append(g.queue, req)
-	if g.leaders < g.MaxLeaders {
+	if g.leaders < g.MaxLeaders && (g.leaders == 0 || len(g.queue) >= g.BusyAt) {
 		g.leaders++
 		go g.lead()
 	}

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // A lone request runs at once, in a group of its own.
@@ -166,5 +167,54 @@ func TestDoContextStopsWaitingWhenTheContextEnds(t *testing.T) {
 	}
 	if err := g.DoContext(context.Background(), 8); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// With BusyAt, a second leader joins only once that many requests are
+// queued: below it the one leader gathers them into one group; at it a
+// second group runs beside the first.
+func TestBusyAtHoldsBackTheSecondLeaderUntilABacklog(t *testing.T) {
+	release := make(chan struct{})
+	started := make(chan int, 8)
+	var mu sync.Mutex
+	var groups [][]int
+	g := &Group[int]{MaxLeaders: 2, BusyAt: 3, Next: First[int](2), Run: func(group []*Request[int]) {
+		items := make([]int, len(group))
+		for i, r := range group {
+			items[i] = r.Item
+		}
+		mu.Lock()
+		groups = append(groups, items)
+		mu.Unlock()
+		started <- items[0]
+		if items[0] == 0 {
+			<-release
+		}
+		for _, r := range group {
+			r.Answer(nil)
+		}
+	}}
+	first := g.Start(0)
+	<-started
+	second, third := g.Start(1), g.Start(2)
+	select {
+	case item := <-started:
+		t.Fatalf("a group starting with %d ran with 2 requests queued, BusyAt is 3", item)
+	case <-time.After(50 * time.Millisecond):
+	}
+	fourth := g.Start(3) // the third queued: a second leader joins
+	if item := <-started; item != 1 {
+		t.Fatalf("the second leader's group starts with %d, want 1 (the oldest queued)", item)
+	}
+	close(release)
+	for i, ch := range []<-chan error{first, second, third, fourth} {
+		if err := <-ch; err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(groups) != 3 || len(groups[1]) != 2 || len(groups[2]) != 1 {
+		t.Fatalf("groups %v, want [0] [1 2] [3]", groups)
 	}
 }
