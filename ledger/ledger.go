@@ -72,7 +72,7 @@ func Post(tx *gorm.DB, now time.Time, p Posting) (uuid.UUID, error) {
 // statements: one insert of the ledger transactions, one of their entries,
 // then each wallet's summed change, in wallet id order so that concurrent
 // callers lock wallets in the same order (on PostgreSQL one update for all
-// the wallets, applyAll). Each release takes its amount off the wallet's lock in that same
+// the wallets, applyAll, which inserts the postings too). Each release takes its amount off the wallet's lock in that same
 // update, guarded so that a lock never goes negative. It returns the ledger
 // transaction ids in the order of ps.
 //
@@ -121,10 +121,7 @@ func PostAll(tx *gorm.DB, now time.Time, ps []Posting, releases []Release) ([]uu
 			return nil, err
 		}
 	}
-	if err := insertPostings(tx, now, ids, ps); err != nil {
-		return nil, err
-	}
-	if err := applyAll(tx, changes, now); err != nil {
+	if err := applyAll(tx, changes, now, postingRows{ids: ids, ps: ps}); err != nil {
 		return nil, err
 	}
 	return ids, nil

@@ -6,7 +6,8 @@
 // Every statement here keeps these invariants:
 //
 //   - A wallet's balance changes only together with its ledger entries, in
-//     the same database transaction (PostAll: insertPostings, then apply).
+//     the same database transaction (PostAll: the postings' inserts, then
+//     apply; on PostgreSQL one statement, applyAllSQL).
 //     The entries of a posting sum to zero; a wallet's balance is the sum
 //     of its "wallet:<id>" entries (Reconcile checks it).
 //   - locked changes only when a disbursement is created (LockFunds and
@@ -47,19 +48,26 @@ import (
 	"github.com/payoutd/payoutd/models"
 )
 
-// insertPostings writes postings ps as ledger transactions ids (in the
-// order of ps) at now, with their entries: one insert of each, in tx, the
-// transaction that also applies the entries to the wallets (PostAll).
-func insertPostings(tx *gorm.DB, now time.Time, ids []uuid.UUID, ps []Posting) error {
-	if len(ps) == 0 {
+// postingRows are postings to write as ledger transactions ids (in the
+// order of ps), with their entries, in the transaction that applies them
+// to the wallets (PostAll, applyAll).
+type postingRows struct {
+	ids []uuid.UUID
+	ps  []Posting
+}
+
+// insert writes the postings at now, with one insert of the transactions
+// and one of their entries.
+func (r postingRows) insert(tx *gorm.DB, now time.Time) error {
+	if len(r.ps) == 0 {
 		return nil
 	}
-	txns := make([]models.LedgerTransaction, len(ps))
+	txns := make([]models.LedgerTransaction, len(r.ps))
 	var entries []models.LedgerEntry
-	for i, p := range ps {
-		txns[i] = models.LedgerTransaction{ID: ids[i], Kind: p.Kind, Memo: p.Memo, Reference: p.Reference, CreatedAt: now}
+	for i, p := range r.ps {
+		txns[i] = models.LedgerTransaction{ID: r.ids[i], Kind: p.Kind, Memo: p.Memo, Reference: p.Reference, CreatedAt: now}
 		for _, e := range p.Entries {
-			entries = append(entries, models.LedgerEntry{TransactionID: ids[i], Account: e.Account, Amount: e.Amount, CreatedAt: now})
+			entries = append(entries, models.LedgerEntry{TransactionID: r.ids[i], Account: e.Account, Amount: e.Amount, CreatedAt: now})
 		}
 	}
 	if err := tx.Create(&txns).Error; err != nil {
@@ -68,13 +76,32 @@ func insertPostings(tx *gorm.DB, now time.Time, ids []uuid.UUID, ps []Posting) e
 	return tx.Create(&entries).Error
 }
 
-// applyAll applies each wallet's change in wallet id order with its
-// statement lines: on PostgreSQL in one statement for all of them
-// (applyAllSQL), so that the wallets' rows are locked for one round trip
-// only; elsewhere with apply's update per wallet, then the lines. Should a
-// wallet's guard refuse its change, the error is apply's for the first
-// such wallet, and the caller's transaction rolls back.
-func applyAll(tx *gorm.DB, changes map[uuid.UUID]*walletChange, now time.Time) error {
+// args are applyAllSQL's $16 to $22: the transactions' ids, kinds, memos
+// and references, then the entries' transaction ids, accounts and
+// amounts, in order.
+func (r postingRows) args() []any {
+	ids, kinds, memos, references := make([][16]byte, len(r.ps)), make([]string, len(r.ps)), make([]string, len(r.ps)), make([]string, len(r.ps))
+	var txns [][16]byte
+	var accounts []string
+	var amounts []int64
+	for i, p := range r.ps {
+		ids[i], kinds[i], memos[i], references[i] = r.ids[i], p.Kind, p.Memo, p.Reference
+		for _, e := range p.Entries {
+			txns, accounts, amounts = append(txns, r.ids[i]), append(accounts, e.Account), append(amounts, int64(e.Amount))
+		}
+	}
+	return []any{ids, kinds, memos, references, txns, accounts, amounts}
+}
+
+// applyAll writes postings and applies each wallet's change in wallet id
+// order with its statement lines: on PostgreSQL in one statement for all
+// of them (applyAllSQL), so that the wallets' rows are locked for one
+// round trip only and the whole of a move's money costs one; elsewhere
+// with the postings' inserts, apply's update per wallet, then the lines.
+// Should a wallet's guard refuse its change, the error is apply's for the
+// first such wallet, and the caller's transaction rolls back (with the
+// postings the statement wrote).
+func applyAll(tx *gorm.DB, changes map[uuid.UUID]*walletChange, now time.Time, postings postingRows) error {
 	order := inIDOrder(changes)
 	for _, id := range order {
 		if err := changes[id].checkLines(id); err != nil {
@@ -83,6 +110,9 @@ func applyAll(tx *gorm.DB, changes map[uuid.UUID]*walletChange, now time.Time) e
 	}
 	afters := make(map[uuid.UUID]walletAfter, len(order))
 	if database.DialectOfDB(tx) != database.Postgres {
+		if err := postings.insert(tx, now); err != nil {
+			return err
+		}
 		for _, id := range order {
 			after, err := changes[id].apply(tx, id, now)
 			if err != nil {
@@ -96,7 +126,7 @@ func applyAll(tx *gorm.DB, changes map[uuid.UUID]*walletChange, now time.Time) e
 	// gorm, so its errors are translated here as gorm does for its own: a
 	// connection that broke under it is the database being unavailable
 	// (503), not an unknown failure (500).
-	rows, err := tx.Statement.ConnPool.QueryContext(tx.Statement.Context, applyAllSQL, applyAllArgs(order, changes, now)...)
+	rows, err := tx.Statement.ConnPool.QueryContext(tx.Statement.Context, applyAllSQL, append(applyAllArgs(order, changes, now), postings.args()...)...)
 	if err != nil {
 		return models.TranslateDBError(tx, err)
 	}
@@ -133,7 +163,8 @@ func applyAll(tx *gorm.DB, changes map[uuid.UUID]*walletChange, now time.Time) e
 // change, disbursement, payment, ledger transaction (text, NULL for none)
 // and memo. Each line is numbered up to the wallet's new statement_seq and
 // its balance and lock after it are the wallet's new ones less the changes
-// of the lines after it.
+// of the lines after it. $16 to $22 are the postings (postingRows.args),
+// inserted at $4 by the same statement, the entries in their order.
 const applyAllSQL = `WITH c AS (
 	        SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::bigint[], $7::bigint[]) AS c(id, change, release, lines)
 	    ), updated AS (
@@ -158,6 +189,14 @@ const applyAllSQL = `WITH c AS (
 	        FROM l JOIN updated u ON u.id = l.wallet_id
 	        WINDOW mine AS (PARTITION BY l.wallet_id),
 	            later AS (PARTITION BY l.wallet_id ORDER BY l.ord DESC ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
+	    ), txns AS (
+	        INSERT INTO ledger_transactions (id, kind, memo, reference, created_at)
+	        SELECT id, kind, memo, reference, $4 FROM unnest($16::uuid[], $17::text[], $18::text[], $19::text[]) AS t(id, kind, memo, reference)
+	    ), entries AS (
+	        INSERT INTO ledger_entries (transaction_id, account, amount, created_at)
+	        SELECT transaction_id, account, amount, $4
+	        FROM unnest($20::uuid[], $21::text[], $22::bigint[]) WITH ORDINALITY AS e(transaction_id, account, amount, ord)
+	        ORDER BY ord
 	    )
 	    SELECT id, balance, locked, statement_seq, updated_at FROM updated`
 
@@ -442,7 +481,7 @@ func ReleaseLocks(tx *gorm.DB, releases []Release, now time.Time) error {
 			return err
 		}
 	}
-	err := applyAll(tx, changes, now)
+	err := applyAll(tx, changes, now, postingRows{})
 	var short *lockShortOf
 	if errors.As(err, &short) {
 		return &LockShortError{WalletID: short.walletID, Amount: changes[short.walletID].release}

@@ -373,6 +373,7 @@ type plan struct {
 func (s *Service) moveAll(ctx context.Context, plans []plan) error {
 	now := s.clock()
 	work := make([]models.Disbursement, len(plans))
+	var deliver []uuid.UUID
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		groups := map[string][]*models.Disbursement{}
 		paths := map[string][]Move{}
@@ -390,12 +391,14 @@ func (s *Service) moveAll(ctx context.Context, plans []plan) error {
 		for i, key := range order {
 			all[i] = pathGroup{ds: groups[key], path: paths[key]}
 		}
-		return transitionAll(tx, all, now)
+		var err error
+		deliver, err = transitionAll(tx, all, now)
+		return err
 	})
 	if err != nil {
 		return err
 	}
-	var final, left []uuid.UUID
+	var left []uuid.UUID
 	for i, p := range plans {
 		from := p.d.Status
 		if from == models.StatusVerified && work[i].Status != models.StatusVerified {
@@ -406,37 +409,28 @@ func (s *Service) moveAll(ctx context.Context, plans []plan) error {
 			s.metrics.DisbursementTransition(string(from), string(m.To))
 			from = m.To
 		}
-		switch p.d.Status {
-		case models.StatusSuccess, models.StatusFailed, models.StatusReturned:
-			final = append(final, p.d.ID)
-		case models.StatusRequested:
-			if len(p.moves) > 0 && p.moves[len(p.moves)-1].To == models.StatusRequested {
-				s.enqueuePoll(ctx, p.d)
-			}
+		if p.d.Status == models.StatusRequested && len(p.moves) > 0 && p.moves[len(p.moves)-1].To == models.StatusRequested {
+			s.enqueuePoll(ctx, p.d)
 		}
 	}
 	s.leftVerified(ctx, left)
-	s.enqueueEvents(ctx, final)
+	s.enqueueEvents(ctx, deliver)
 	return nil
 }
 
-// enqueueEvents enqueues the pending webhook events of the disbursements.
-// A failure is only logged: the webhook sweep enqueues them later.
-func (s *Service) enqueueEvents(ctx context.Context, subjects []uuid.UUID) {
-	if s.queue == nil || len(subjects) == 0 {
+// enqueueEvents enqueues the webhook events a committed move recorded for
+// delivery. A failure is only logged: the webhook sweep enqueues them
+// later.
+func (s *Service) enqueueEvents(ctx context.Context, ids []uuid.UUID) {
+	if s.queue == nil {
 		return
 	}
-	var ids []uuid.UUID
-	err := s.db.WithContext(ctx).Model(&models.WebhookEvent{}).
-		Where("subject_id IN ? AND state = ?", subjects, models.WebhookPending).Pluck("id", &ids).Error
-	for _, id := range ids {
-		if err == nil {
-			err = s.queue.EnqueueWebhook(ctx, id, "")
+	for i, id := range ids {
+		if err := s.queue.EnqueueWebhook(ctx, id, ""); err != nil {
+			slog.WarnContext(ctx, "enqueue webhook:deliver failed; the sweep will retry",
+				slog.Int("events", len(ids)-i), slog.Any("error", err))
+			return
 		}
-	}
-	if err != nil {
-		slog.WarnContext(ctx, "enqueue webhook:deliver failed; the sweep will retry",
-			slog.Int("disbursements", len(subjects)), slog.Any("error", err))
 	}
 }
 

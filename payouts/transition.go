@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/payoutd/payoutd/internal/database"
 	"github.com/payoutd/payoutd/ledger"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/webhooks"
@@ -37,7 +39,8 @@ type Move struct {
 // path (one move, or several in a row such as REQUESTED then SUCCESS)
 // inside tx: transitionAll of one group.
 func transition(tx *gorm.DB, ds []*models.Disbursement, path []Move, now time.Time) error {
-	return transitionAll(tx, []pathGroup{{ds: ds, path: path}}, now)
+	_, err := transitionAll(tx, []pathGroup{{ds: ds, path: path}}, now)
+	return err
 }
 
 // pathGroup is disbursements, all in one status, and the path they take.
@@ -69,12 +72,15 @@ type pathGroup struct {
 // statement after the wallets' update is time a create on that wallet
 // waits). So an event says only what the moves decide, never what the
 // money does (a return's refunded_fee is not in its body).
-func transitionAll(tx *gorm.DB, groups []pathGroup, now time.Time) error {
+//
+// It returns the ids of the events it recorded for delivery (the clients
+// with a webhook URL), for the caller to enqueue once tx has committed.
+func transitionAll(tx *gorm.DB, groups []pathGroup, now time.Time) ([]uuid.UUID, error) {
 	type written struct {
 		ids      []uuid.UUID
 		from, to models.DisbursementStatus
 	}
-	var payouts []uuid.UUID
+	var payouts, deliver []uuid.UUID
 	moving := 0
 	for _, g := range groups {
 		payouts = append(payouts, idsOf(g.ds)...)
@@ -89,7 +95,7 @@ func transitionAll(tx *gorm.DB, groups []pathGroup, now time.Time) error {
 	inline := moving == 1
 	if !inline {
 		if err := ledger.LockPayouts(tx, payouts); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	done := make([]written, len(groups))
@@ -102,13 +108,13 @@ func transitionAll(tx *gorm.DB, groups []pathGroup, now time.Time) error {
 		ids := make([]uuid.UUID, len(g.ds))
 		for k, d := range g.ds {
 			if d.Status != from {
-				return fmt.Errorf("transition of %s from %s with %s from %s in one batch", d.ID, d.Status, g.ds[0].ID, from)
+				return nil, fmt.Errorf("transition of %s from %s with %s from %s in one batch", d.ID, d.Status, g.ds[0].ID, from)
 			}
 			ids[k] = d.ID
 		}
 		to, err := writeStatus(tx, ids, from, g.path, now, inline)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		done[i] = written{ids: ids, from: from, to: to}
 		if movesMoney(from, to, g.path) {
@@ -121,16 +127,20 @@ func transitionAll(tx *gorm.DB, groups []pathGroup, now time.Time) error {
 		if done[i].ids == nil {
 			continue
 		}
-		if err := audit(tx, done[i].ids, done[i].from, g.path, now); err != nil {
-			return err
+		if database.DialectOfDB(tx) != database.Postgres { // there writeStatus wrote them
+			if err := audit(tx, done[i].ids, done[i].from, g.path, now); err != nil {
+				return nil, err
+			}
 		}
-		if err := recordEvents(tx, g.ds, g.path, now); err != nil {
-			return err
+		recorded, err := recordEvents(tx, g.ds, g.path, now)
+		if err != nil {
+			return nil, err
 		}
+		deliver = append(deliver, recorded...)
 	}
 	if !inline {
 		if err := ledger.LockWallets(tx, wallets); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	for i, g := range groups {
@@ -138,15 +148,17 @@ func transitionAll(tx *gorm.DB, groups []pathGroup, now time.Time) error {
 			continue
 		}
 		if err := moveMoney(tx, g.ds, done[i].from, done[i].to, g.path, now); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return deliver, nil
 }
 
 // writeStatus checks every move of path against the transition table and
 // writes the rows' new status and columns with one update, guarded by the
-// status they were read in (and the submit attempts when a move says so).
+// status they were read in (and the submit attempts when a move says so);
+// on PostgreSQL the update writes the path's audit lines too
+// (writeStatusAudited).
 // It returns the status the path ends in. With lock, the update takes the
 // rows' locks in id order itself (the caller has not).
 func writeStatus(tx *gorm.DB, ids []uuid.UUID, from models.DisbursementStatus, path []Move, now time.Time, lock bool) (models.DisbursementStatus, error) {
@@ -167,6 +179,9 @@ func writeStatus(tx *gorm.DB, ids []uuid.UUID, from models.DisbursementStatus, p
 	if lock {
 		rows = ledger.PayoutsInLockOrder(tx)
 	}
+	if database.DialectOfDB(tx) == database.Postgres {
+		return at, writeStatusAudited(tx, ids, from, path, now, updates, rows, guard)
+	}
 	guarded := tx.Model(&models.Disbursement{}).Where(rows+" AND status = ?", ids, from)
 	if guard != nil {
 		guarded = guarded.Where("submit_attempts = ?", *guard)
@@ -179,6 +194,60 @@ func writeStatus(tx *gorm.DB, ids []uuid.UUID, from models.DisbursementStatus, p
 		return "", fmt.Errorf("%w: %s no longer %s", models.ErrStaleStatus, describe(ids), from)
 	}
 	return at, nil
+}
+
+// writeStatusAudited is writeStatus's update on PostgreSQL, with the
+// path's audit lines (audit) written by the same statement: one round trip
+// fewer while the payouts' rows are held.
+func writeStatusAudited(tx *gorm.DB, ids []uuid.UUID, from models.DisbursementStatus, path []Move, now time.Time,
+	updates map[string]any, rows string, guard *int) error {
+	columns := make([]string, 0, len(updates))
+	for column := range updates {
+		columns = append(columns, column)
+	}
+	slices.Sort(columns)
+	var sql strings.Builder
+	args := make([]any, 0, len(columns)+4+4*len(path))
+	sql.WriteString("WITH moved AS (\n\tUPDATE disbursements SET ")
+	for i, column := range columns {
+		if i > 0 {
+			sql.WriteString(", ")
+		}
+		sql.WriteString(column + " = ?")
+		args = append(args, updates[column])
+	}
+	sql.WriteString(" WHERE " + rows + " AND status = ?")
+	args = append(args, ids, from)
+	if guard != nil {
+		sql.WriteString(" AND submit_attempts = ?")
+		args = append(args, *guard)
+	}
+	sql.WriteString(` RETURNING id
+	), audited AS (
+	    INSERT INTO disbursement_transitions (disbursement_id, from_status, to_status, reason, created_at)
+	    SELECT moved.id, s.from_status, s.to_status, s.reason, ? FROM moved CROSS JOIN (VALUES `)
+	args = append(args, now)
+	at := from
+	for i, m := range path {
+		if i > 0 {
+			sql.WriteString(", ")
+		}
+		sql.WriteString("(?, ?, ?, " + strconv.Itoa(i) + ")")
+		args = append(args, string(at), string(m.To), m.Reason)
+		at = m.To
+	}
+	sql.WriteString(`) AS s(from_status, to_status, reason, step)
+	    ORDER BY moved.id, s.step
+	)
+	SELECT count(*) FROM moved`)
+	var moved int64
+	if err := tx.Raw(sql.String(), args...).Scan(&moved).Error; err != nil {
+		return err
+	}
+	if moved != int64(len(ids)) {
+		return fmt.Errorf("%w: %s no longer %s", models.ErrStaleStatus, describe(ids), from)
+	}
+	return nil
 }
 
 // movesMoney reports whether a path from from to to changes wallets
@@ -214,8 +283,9 @@ func moveMoney(tx *gorm.DB, ds []*models.Disbursement, from, to models.Disbursem
 }
 
 // recordEvents brings ds to what path stored and records the merchants'
-// webhook events of each step (SUCCESS, FAILED, RETURNED), in order.
-func recordEvents(tx *gorm.DB, ds []*models.Disbursement, path []Move, now time.Time) error {
+// webhook events of each step (SUCCESS, FAILED, RETURNED), in order. It
+// returns the ids of those to deliver.
+func recordEvents(tx *gorm.DB, ds []*models.Disbursement, path []Move, now time.Time) ([]uuid.UUID, error) {
 	var events []webhooks.NewEvent
 	for _, d := range ds {
 		for _, m := range path {
@@ -225,8 +295,17 @@ func recordEvents(tx *gorm.DB, ds []*models.Disbursement, path []Move, now time.
 			}
 		}
 	}
-	_, err := webhooks.RecordAll(tx, events, now)
-	return err
+	recorded, err := webhooks.RecordAll(tx, events, now)
+	if err != nil {
+		return nil, err
+	}
+	var deliver []uuid.UUID
+	for _, e := range recorded {
+		if e.State == models.WebhookPending {
+			deliver = append(deliver, e.ID)
+		}
+	}
+	return deliver, nil
 }
 
 // stepUpdates adds what move m stores to updates; a later move of a path
