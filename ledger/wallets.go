@@ -164,8 +164,21 @@ func applyAll(tx *gorm.DB, changes map[uuid.UUID]*walletChange, now time.Time, p
 // and memo. Each line is numbered up to the wallet's new statement_seq and
 // its balance and lock after it are the wallet's new ones less the changes
 // of the lines after it. $16 to $22 are the postings (postingRows.args),
-// inserted at $4 by the same statement, the entries in their order.
-const applyAllSQL = `WITH c AS (
+// inserted at $4 by the same statement, the entries in their order, and
+// before the first wallet row is locked: the ordered lock's condition on
+// their counts is a one-time filter, run before its scan, so a busy
+// wallet's row is held for its update, its lines and the commit only.
+const applyAllSQL = `WITH txns AS (
+	        INSERT INTO ledger_transactions (id, kind, memo, reference, created_at)
+	        SELECT id, kind, memo, reference, $4 FROM unnest($16::uuid[], $17::text[], $18::text[], $19::text[]) AS t(id, kind, memo, reference)
+	        RETURNING 1
+	    ), entries AS (
+	        INSERT INTO ledger_entries (transaction_id, account, amount, created_at)
+	        SELECT transaction_id, account, amount, $4
+	        FROM unnest($20::uuid[], $21::text[], $22::bigint[]) WITH ORDINALITY AS e(transaction_id, account, amount, ord)
+	        ORDER BY ord
+	        RETURNING 1
+	    ), c AS (
 	        SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::bigint[], $7::bigint[]) AS c(id, change, release, lines)
 	    ), updated AS (
 	        UPDATE wallets w
@@ -173,7 +186,8 @@ const applyAllSQL = `WITH c AS (
 	            statement_seq = w.statement_seq + c.lines, updated_at = GREATEST(w.updated_at, $4)
 	        FROM c
 	        WHERE w.id = c.id
-	            AND w.id IN (SELECT id FROM wallets WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE)
+	            AND w.id IN (SELECT id FROM wallets WHERE id = ANY($1::uuid[])
+	                AND (SELECT count(*) FROM txns) + (SELECT count(*) FROM entries) >= 0 ORDER BY id FOR NO KEY UPDATE)
 	            AND w.locked >= c.release AND w.balance + c.change BETWEEN $5 AND $6
 	        RETURNING w.id, w.balance, w.locked, w.statement_seq, w.updated_at
 	    ), l AS (
@@ -189,14 +203,6 @@ const applyAllSQL = `WITH c AS (
 	        FROM l JOIN updated u ON u.id = l.wallet_id
 	        WINDOW mine AS (PARTITION BY l.wallet_id),
 	            later AS (PARTITION BY l.wallet_id ORDER BY l.ord DESC ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
-	    ), txns AS (
-	        INSERT INTO ledger_transactions (id, kind, memo, reference, created_at)
-	        SELECT id, kind, memo, reference, $4 FROM unnest($16::uuid[], $17::text[], $18::text[], $19::text[]) AS t(id, kind, memo, reference)
-	    ), entries AS (
-	        INSERT INTO ledger_entries (transaction_id, account, amount, created_at)
-	        SELECT transaction_id, account, amount, $4
-	        FROM unnest($20::uuid[], $21::text[], $22::bigint[]) WITH ORDINALITY AS e(transaction_id, account, amount, ord)
-	        ORDER BY ord
 	    )
 	    SELECT id, balance, locked, statement_seq, updated_at FROM updated`
 
