@@ -452,7 +452,7 @@ func (cr *concurrentRun) evidenceHooks(name string, apiCfg *serverConfig) (*phas
 	ev.StatementsUnavailable = cr.evidence.pgssUnavailable
 	// Closed last first: the CPU windows (added after these) close before
 	// the profiles are waited for.
-	return ev, []windowHooks{apiProf, workerProf, sampler}, nil
+	return ev, []windowHooks{apiProf, workerProf, sampler, &groupStages{prof: apiProf, ev: ev}}, nil
 }
 
 // finishEvidence notes the profiles' failures, reads their tops and

@@ -95,13 +95,15 @@ type phaseEvidence struct {
 	Statements            []statementRow `json:"statements,omitempty"`
 	StatementsUnavailable string         `json:"statements_unavailable,omitempty"`
 	// RedisPing are round trips of PING to the run's Redis, sampled.
-	RedisPingP50MS float64             `json:"redis_ping_p50_ms"`
-	RedisPingP99MS float64             `json:"redis_ping_p99_ms"`
-	RedisPingMaxMS float64             `json:"redis_ping_max_ms"`
-	Profiles       map[string]string   `json:"profiles,omitempty"` // process → file
-	ProfileTops    map[string][]string `json:"-"`
-	Errors         []string            `json:"errors,omitempty"`
-	Dir            string              `json:"dir"`
+	RedisPingP50MS float64 `json:"redis_ping_p50_ms"`
+	RedisPingP99MS float64 `json:"redis_ping_p99_ms"`
+	RedisPingMaxMS float64 `json:"redis_ping_max_ms"`
+	// Groups are the api's group commits over the window (groupStages).
+	Groups      []groupStage        `json:"groups,omitempty"`
+	Profiles    map[string]string   `json:"profiles,omitempty"` // process → file
+	ProfileTops map[string][]string `json:"-"`
+	Errors      []string            `json:"errors,omitempty"`
+	Dir         string              `json:"dir"`
 }
 
 // evidenceSampler samples pg_stat_activity, pg_locks and Redis every
