@@ -137,6 +137,24 @@ func TestBusyWalletCreatesAndFinalisationsTogether(t *testing.T) {
 		if n := f.count("disbursement_transitions", "disbursement_id = ? AND to_status = ?", id, status); n != 1 {
 			t.Errorf("%s: %d transitions to %s, want 1", id, n, status)
 		}
+		// The move's one statement per kind (audit with the status, the
+		// events, the postings with the wallets) writes each once: one
+		// event, numbered 1, and a posting whose entries balance.
+		if n := f.count("webhook_events", "subject_id = ? AND sequence = 1", id); n != 1 || f.count("webhook_events", "subject_id = ?", id) != 1 {
+			t.Errorf("%s: %d webhook events numbered 1 of %d, want one", id, n, f.count("webhook_events", "subject_id = ?", id))
+		}
+		var entries struct {
+			N   int64
+			Sum int64
+		}
+		if err := f.db.Raw(`SELECT count(*) AS n, COALESCE(sum(e.amount), 0) AS sum FROM ledger_entries e
+			JOIN ledger_transactions t ON t.id = e.transaction_id WHERE t.reference = ?`, id.String()).Scan(&entries).Error; err != nil {
+			t.Fatal(err)
+		}
+		if paid := status == models.StatusSuccess; (paid && entries.N < 2) || (!paid && entries.N != 0) || entries.Sum != 0 {
+			t.Errorf("%s (%s): %d ledger entries summing to %d, want two or more summing to 0 when paid, none otherwise",
+				id, status, entries.N, entries.Sum)
+		}
 	}
 	if w := f.walletNow(); w.Balance != funds-paid || w.Locked != 0 {
 		t.Errorf("wallet: balance %s locked %s, want %s and 0", w.Balance, w.Locked, funds-paid)
