@@ -143,21 +143,28 @@ func (s *DBStore) MarkFinals(ctx context.Context, references []string, status ve
 }
 
 // RecordSubmits implements BatchStore with one multi-row upsert, which
-// counts a submit of a reference already accepted as RecordSubmit does.
-func (s *DBStore) RecordSubmits(ctx context.Context, vendor string, ps []vendors.Payout, at time.Time) ([]Record, []bool, error) {
+// counts a submit of a reference already accepted as RecordSubmit does and
+// stores a new one with its final status when it has one.
+func (s *DBStore) RecordSubmits(ctx context.Context, vendor string, ps []vendors.Payout, finals []Final, at time.Time) ([]Record, []bool, error) {
 	at = at.UTC()
 	var sql strings.Builder
 	sql.WriteString(`INSERT INTO sandbox_payouts
 		(reference, vendor, bank_code, account_no, transfer_type, amount,
-		 submit_calls, answer_lost, failure_reason, accepted_at, updated_at)
+		 submit_calls, answer_lost, final_status, failure_reason, accepted_at, updated_at)
 		VALUES `)
-	args := make([]any, 0, 8*len(ps))
+	args := make([]any, 0, 10*len(ps))
 	for i, p := range ps {
 		if i > 0 {
 			sql.WriteString(", ")
 		}
-		sql.WriteString("(?, ?, ?, ?, ?, ?, 1, FALSE, '', ?, ?)")
-		args = append(args, p.Reference, vendor, p.BankCode, p.AccountNo, string(p.TransferType), int64(p.Amount), at, at)
+		sql.WriteString("(?, ?, ?, ?, ?, ?, 1, FALSE, ?, ?, ?, ?)")
+		var final *string
+		if f := finals[i]; f.Status != "" {
+			status := string(f.Status)
+			final = &status
+		}
+		args = append(args, p.Reference, vendor, p.BankCode, p.AccountNo, string(p.TransferType), int64(p.Amount),
+			final, finals[i].Reason, at, at)
 	}
 	sql.WriteString(`
 		ON CONFLICT (reference) DO UPDATE

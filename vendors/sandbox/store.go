@@ -50,11 +50,20 @@ type Store interface {
 type BatchStore interface {
 	// RecordSubmits is RecordSubmit for payouts of distinct references:
 	// records in the order of ps; ok[i] is false, and records[i] empty,
-	// when ps[i]'s reference is held by another vendor.
-	RecordSubmits(ctx context.Context, vendor string, ps []vendors.Payout, at time.Time) (records []Record, ok []bool, err error)
+	// when ps[i]'s reference is held by another vendor. A payout new to
+	// the store is stored with finals[i] as its final status (none when
+	// its Status is empty); one accepted before keeps what it has.
+	RecordSubmits(ctx context.Context, vendor string, ps []vendors.Payout, finals []Final, at time.Time) (records []Record, ok []bool, err error)
 	// MarkFinals is MarkFinal for distinct references with one status and
 	// reason: records in the order of references, as stored afterwards.
 	MarkFinals(ctx context.Context, references []string, status vendors.PayoutStatus, reason string, at time.Time) ([]Record, error)
+}
+
+// Final is a final status with its failure reason; the zero Final is
+// none.
+type Final struct {
+	Status vendors.PayoutStatus
+	Reason string
 }
 
 // ErrReferenceInUse: the reference belongs to a payout of another vendor
