@@ -175,12 +175,12 @@ func writeStatus(tx *gorm.DB, ids []uuid.UUID, from models.DisbursementStatus, p
 		}
 		at = m.To
 	}
+	if database.DialectOfDB(tx) == database.Postgres {
+		return at, writeStatusAudited(tx, ids, from, path, now, updates, lock, guard)
+	}
 	rows := "id IN ?"
 	if lock {
 		rows = ledger.PayoutsInLockOrder(tx)
-	}
-	if database.DialectOfDB(tx) == database.Postgres {
-		return at, writeStatusAudited(tx, ids, from, path, now, updates, rows, guard)
 	}
 	guarded := tx.Model(&models.Disbursement{}).Where(rows+" AND status = ?", ids, from)
 	if guard != nil {
@@ -198,42 +198,52 @@ func writeStatus(tx *gorm.DB, ids []uuid.UUID, from models.DisbursementStatus, p
 
 // writeStatusAudited is writeStatus's update on PostgreSQL, with the
 // path's audit lines (audit) written by the same statement: one round trip
-// fewer while the payouts' rows are held.
+// fewer while the payouts' rows are held. The ids go as one uuid[], so
+// that the statement's text does not change with the batch's size and
+// PostgreSQL plans it once per connection, not at every batch (a list of
+// placeholders made each size a statement of its own, planned each time).
 func writeStatusAudited(tx *gorm.DB, ids []uuid.UUID, from models.DisbursementStatus, path []Move, now time.Time,
-	updates map[string]any, rows string, guard *int) error {
+	updates map[string]any, lock bool, guard *int) error {
 	columns := make([]string, 0, len(updates))
 	for column := range updates {
 		columns = append(columns, column)
 	}
 	slices.Sort(columns)
 	var sql strings.Builder
-	args := make([]any, 0, len(columns)+4+4*len(path))
+	args := make([]any, 0, len(columns)+4+3*len(path))
+	param := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
 	sql.WriteString("WITH moved AS (\n\tUPDATE disbursements SET ")
 	for i, column := range columns {
 		if i > 0 {
 			sql.WriteString(", ")
 		}
-		sql.WriteString(column + " = ?")
-		args = append(args, updates[column])
+		sql.WriteString(column + " = " + param(updates[column]))
 	}
-	sql.WriteString(" WHERE " + rows + " AND status = ?")
-	args = append(args, ids, from)
+	array := make([][16]byte, len(ids))
+	for i, id := range ids {
+		array[i] = id
+	}
+	rows := "id = ANY(" + param(array) + "::uuid[])"
+	if lock { // as ledger.PayoutsInLockOrder, with the array
+		rows = "id IN (SELECT id FROM disbursements WHERE " + rows + " ORDER BY id FOR NO KEY UPDATE)"
+	}
+	sql.WriteString(" WHERE " + rows + " AND status = " + param(string(from)))
 	if guard != nil {
-		sql.WriteString(" AND submit_attempts = ?")
-		args = append(args, *guard)
+		sql.WriteString(" AND submit_attempts = " + param(*guard))
 	}
 	sql.WriteString(` RETURNING id
 	), audited AS (
 	    INSERT INTO disbursement_transitions (disbursement_id, from_status, to_status, reason, created_at)
-	    SELECT moved.id, s.from_status, s.to_status, s.reason, ? FROM moved CROSS JOIN (VALUES `)
-	args = append(args, now)
+	    SELECT moved.id, s.from_status, s.to_status, s.reason, ` + param(now) + `::timestamptz FROM moved CROSS JOIN (VALUES `)
 	at := from
 	for i, m := range path {
 		if i > 0 {
 			sql.WriteString(", ")
 		}
-		sql.WriteString("(?, ?, ?, " + strconv.Itoa(i) + ")")
-		args = append(args, string(at), string(m.To), m.Reason)
+		sql.WriteString("(" + param(string(at)) + "::text, " + param(string(m.To)) + "::text, " + param(m.Reason) + "::text, " + strconv.Itoa(i) + ")")
 		at = m.To
 	}
 	sql.WriteString(`) AS s(from_status, to_status, reason, step)
@@ -241,8 +251,9 @@ func writeStatusAudited(tx *gorm.DB, ids []uuid.UUID, from models.DisbursementSt
 	)
 	SELECT count(*) FROM moved`)
 	var moved int64
-	if err := tx.Raw(sql.String(), args...).Scan(&moved).Error; err != nil {
-		return err
+	err := tx.Statement.ConnPool.QueryRowContext(tx.Statement.Context, sql.String(), args...).Scan(&moved)
+	if err != nil {
+		return models.TranslateDBError(tx, err)
 	}
 	if moved != int64(len(ids)) {
 		return fmt.Errorf("%w: %s no longer %s", models.ErrStaleStatus, describe(ids), from)
