@@ -507,3 +507,41 @@ func TestRecordAllNumbersEventsPerSubject(t *testing.T) {
 		}
 	}
 }
+
+// An event goes to the URL of its target: the merchant has a payout URL
+// and no payment URL, so of one batch the payout event is pending (due at
+// once) and the payment event kept as no_url, not due; an event of a client
+// that does not exist fails the whole record.
+func TestRecordAllChoosesTheTargetsURL(t *testing.T) {
+	m := newMerchant(t, "https://merchant.example/hooks")
+	now := time.Now().UTC()
+	payout := webhooks.NewEvent{ClientID: m.id, Event: webhooks.DisbursementSuccess, SubjectID: models.NewID(),
+		Target: models.TargetPayout, Data: map[string]string{"status": "SUCCESS"}}
+	payment := webhooks.NewEvent{ClientID: m.id, Event: webhooks.PaymentSuccess, SubjectID: models.NewID(),
+		Target: models.TargetPayment, Data: map[string]string{"status": "SUCCESS"}}
+	var got []models.WebhookEvent
+	err := m.db.Transaction(func(tx *gorm.DB) (err error) {
+		got, err = webhooks.RecordAll(tx, []webhooks.NewEvent{payout, payment}, now)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []models.WebhookState{models.WebhookPending, models.WebhookNoURL} {
+		stored := m.event(got[i].ID)
+		if got[i].State != want || stored.State != want || (stored.NextAttemptAt == nil) != (want == models.WebhookNoURL) ||
+			(got[i].NextAttemptAt == nil) != (want == models.WebhookNoURL) {
+			t.Errorf("event %d: returned %s due %v, stored %s due %v; want %s, due only when pending",
+				i, got[i].State, got[i].NextAttemptAt, stored.State, stored.NextAttemptAt, want)
+		}
+	}
+	stranger := payout
+	stranger.ClientID, stranger.SubjectID = models.NewID(), models.NewID()
+	err = m.db.Transaction(func(tx *gorm.DB) error {
+		_, err := webhooks.RecordAll(tx, []webhooks.NewEvent{payout, stranger}, now)
+		return err
+	})
+	if !errors.Is(err, gorm.ErrRecordNotFound) {
+		t.Fatalf("an event of an unknown client: %v, want gorm.ErrRecordNotFound", err)
+	}
+}

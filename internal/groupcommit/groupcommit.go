@@ -6,8 +6,9 @@
 // group of requests instead of one each.
 //
 // A request that queues while fewer than MaxLeaders leaders run starts
-// one; a leader takes groups off the queue (Next) and runs them (Run),
-// until nothing is left, and then stops. An idle service therefore runs a
+// one (beyond the first, only once BusyAt requests are queued); a leader
+// takes groups off the queue (Next) and runs them (Run), until nothing is
+// left, and then stops. An idle service therefore runs a
 // lone request at once, and while one group waits for its round trip the
 // next is already being gathered. Nothing waits on a timer.
 package groupcommit

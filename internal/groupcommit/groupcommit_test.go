@@ -40,10 +40,7 @@ func TestRequestsQueuedMeanwhileShareAGroup(t *testing.T) {
 			most.Store(n)
 		}
 		defer running.Add(-1)
-		items := make([]int, len(group))
-		for i, r := range group {
-			items[i] = r.Item
-		}
+		items := itemsOf(group)
 		mu.Lock()
 		groups = append(groups, items)
 		mu.Unlock()
@@ -179,10 +176,7 @@ func TestBusyAtHoldsBackTheSecondLeaderUntilABacklog(t *testing.T) {
 	var mu sync.Mutex
 	var groups [][]int
 	g := &Group[int]{MaxLeaders: 2, BusyAt: 3, Next: First[int](2), Run: func(group []*Request[int]) {
-		items := make([]int, len(group))
-		for i, r := range group {
-			items[i] = r.Item
-		}
+		items := itemsOf(group)
 		mu.Lock()
 		groups = append(groups, items)
 		mu.Unlock()
@@ -217,4 +211,13 @@ func TestBusyAtHoldsBackTheSecondLeaderUntilABacklog(t *testing.T) {
 	if len(groups) != 3 || len(groups[1]) != 2 || len(groups[2]) != 1 {
 		t.Fatalf("groups %v, want [0] [1 2] [3]", groups)
 	}
+}
+
+// itemsOf is a group's items, in order.
+func itemsOf(group []*Request[int]) []int {
+	items := make([]int, len(group))
+	for i, r := range group {
+		items[i] = r.Item
+	}
+	return items
 }
