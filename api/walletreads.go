@@ -31,12 +31,14 @@ type walletRead struct {
 }
 
 // maxWalletReads is the most wallets one query reads, and walletReadLeaders
-// how many queries may be out at once: while one is, the next group gathers.
+// how many queries may be out at once: while one is, the next group
+// gathers; the second only behind a backlog (readBusyAt, as the signature
+// records).
 const maxWalletReads, walletReadLeaders = 128, 2
 
 func newWalletReads(store *models.Store, m *metrics.Metrics) *walletReads {
 	r := &walletReads{store: store}
-	r.group = groupcommit.Group[*walletRead]{MaxLeaders: walletReadLeaders,
+	r.group = groupcommit.Group[*walletRead]{MaxLeaders: walletReadLeaders, BusyAt: readBusyAt,
 		Next: groupcommit.First[*walletRead](maxWalletReads), Run: r.read,
 		Observe: func(size int, took time.Duration) { m.GroupRun("wallet_reads", size, took) }}
 	return r

@@ -205,9 +205,25 @@ func (s *Store) FindClientWallet(ctx context.Context, clientID, walletID uuid.UU
 // whatever their state and owner: the caller checks those (the API's
 // batched wallet reads, api/walletreads.go). One query for many ids costs
 // PostgreSQL and the API about what one id does.
+//
+// On PostgreSQL the ids go as one uuid[]: the statement's text is the same
+// for every group size, so each connection prepares and plans it once (a
+// list of placeholders was a statement of its own for every size).
 func (s *Store) FindWallets(ctx context.Context, ids []uuid.UUID) ([]Wallet, error) {
-	rows, err := s.DB.WithContext(ctx).Raw(`SELECT id, client_id, name, vendor, state, is_default, balance, locked, created_at, updated_at
-	    FROM wallets WHERE id IN ?`, ids).Rows()
+	const columns = `SELECT id, client_id, name, vendor, state, is_default, balance, locked, created_at, updated_at FROM wallets`
+	var (
+		rows *sql.Rows
+		err  error
+	)
+	if s.DB.Dialector.Name() == "postgres" {
+		array := make([][16]byte, len(ids))
+		for i, id := range ids {
+			array[i] = id
+		}
+		rows, err = s.DB.Statement.ConnPool.QueryContext(ctx, columns+` WHERE id = ANY($1::uuid[])`, array)
+	} else {
+		rows, err = s.DB.WithContext(ctx).Raw(columns+` WHERE id IN ?`, ids).Rows()
+	}
 	if err != nil {
 		return nil, TranslateDBError(s.DB, err)
 	}

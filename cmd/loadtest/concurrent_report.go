@@ -142,8 +142,7 @@ func printEvidence(w io.Writer, r *concurrentResult) {
 			fmt.Fprintf(w, "    %5d× %s\n", b.Count, b.What)
 		}
 		for _, g := range ev.Groups {
-			fmt.Fprintf(w, "    group %-17s %6d runs, %5.1f requests each, %6.2f ms a run, %.2f leaders busy\n",
-				g.Group, g.Runs, g.MeanSize, g.MeanRunMS, g.BusyShare)
+			fmt.Fprintf(w, "    group %s\n", g.text())
 		}
 		for _, s := range ev.Statements[:min(5, len(ev.Statements))] {
 			fmt.Fprintf(w, "    stmt %9.0f ms total, %7d calls, %.3f ms mean: %s\n", s.TotalMS, s.Calls, s.MeanMS, s.Query)

@@ -171,6 +171,9 @@ func executeSingle(ctx context.Context, s *runSetup, info scenarioInfo, stdout, 
 		}
 		res.Allocs = r.profile.perRequest(res.Requests)
 	}
+	if r.stages != nil {
+		res.Groups, res.GroupErrors = r.stages.ev.Groups, r.stages.ev.Errors
+	}
 	printReport(stdout, r.desc, res, m)
 	return res, nil
 }
@@ -195,6 +198,7 @@ type singleRun struct {
 	desc    runDescription
 	window  *cpuWindow
 	profile *inProcessProfile // with -inprocess-profile
+	stages  *groupStages      // with -server-profile: the api's group commits over the window
 	undo    cleanups
 }
 
@@ -258,7 +262,8 @@ func (r *singleRun) useSeparateServer(ctx context.Context, s *runSetup, info sce
 			return err
 		}
 		cfg.extraEnv = append(cfg.extraEnv, serverProf.env()...)
-		r.plan.window = allHooks{r.window, serverProf}
+		r.stages = &groupStages{prof: serverProf, ev: &phaseEvidence{}}
+		r.plan.window = allHooks{r.window, serverProf, r.stages}
 		r.undo.add(func() {
 			if serverProf.err != nil {
 				progress(stderr, "warning: -server-profile: %v", serverProf.err)

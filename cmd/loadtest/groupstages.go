@@ -27,6 +27,12 @@ type groupStage struct {
 	BusyShare float64 `json:"busy_per_s"`
 }
 
+// text is the stage on one line of a report.
+func (g groupStage) text() string {
+	return fmt.Sprintf("%-17s %6d runs, %5.1f requests each, %6.2f ms a run, %.2f leaders busy",
+		g.Group, g.Runs, g.MeanSize, g.MeanRunMS, g.BusyShare)
+}
+
 // groupStages is a windowHooks that reads the api's /metrics (operator
 // credentials of prof, the api's CPU profile, which the run made up) when
 // the window opens and when it closes, and stores the difference in ev.

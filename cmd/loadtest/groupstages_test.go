@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"math"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The scrape reads the group metrics' sums and counts out of the text
@@ -60,3 +62,28 @@ payoutd_group_run_duration_seconds_count{group="move"} 2
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+// A run with -server-profile reports the api's group commits under the
+// result, one line each, and says why when they could not be read.
+func TestReportShowsTheGroupStages(t *testing.T) {
+	lat := []time.Duration{time.Millisecond}
+	m := &measurement{latencies: lat, elapsed: time.Second}
+	d := runDescription{scenario: mustScenario("balance"), options: options{scenario: "balance"}, concurrency: 1,
+		server: serverExternal, where: "http://api.test"}
+	r := newResult(d, m, nil)
+	r.Groups = []groupStage{{Group: "signature_records", Runs: 100, MeanSize: 4, MeanRunMS: 0.15, BusyShare: 0.8},
+		{Group: "wallet_reads", Runs: 80, MeanSize: 5.5, MeanRunMS: 0.2, BusyShare: 0.75}}
+	r.GroupErrors = []string{"GET /metrics: 401 Unauthorized"}
+	var out bytes.Buffer
+	printReport(&out, d, r, m)
+	for _, want := range []string{
+		"groups    signature_records    100 runs,   4.0 requests each,   0.15 ms a run, 0.80 leaders busy\n",
+		"          wallet_reads          80 runs,   5.5 requests each,   0.20 ms a run, 0.75 leaders busy\n",
+		"groups    unavailable: GET /metrics: 401 Unauthorized\n",
+		`"groups":[{"group":"signature_records","runs":100`,
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+}

@@ -48,10 +48,14 @@ type result struct {
 	CPUs         int         `json:"cpus"`
 	CPU          *cpuUsage   `json:"cpu_cores,omitempty"`
 	Allocs       *allocStats `json:"allocs,omitempty"` // in-process runs only
-	GoalRate     float64     `json:"goal_rate"`
-	GoalP99MS    float64     `json:"goal_p99_ms"`
-	GoalMet      bool        `json:"goal_met"`
-	PaymentAuth  string      `json:"payment_auth,omitempty"` // payments only
+	// Groups are the started api's group commits over the window, read
+	// from its /metrics with -server-profile's credentials.
+	Groups      []groupStage `json:"groups,omitempty"`
+	GroupErrors []string     `json:"group_errors,omitempty"`
+	GoalRate    float64      `json:"goal_rate"`
+	GoalP99MS   float64      `json:"goal_p99_ms"`
+	GoalMet     bool         `json:"goal_met"`
+	PaymentAuth string       `json:"payment_auth,omitempty"` // payments only
 	// Balance only: the pgbench select-only ceiling of the same run
 	// (Ceilings, its tps in CeilingTPS), the rate as a ratio of it and
 	// whether that ratio is at least GoalRatio (AimMet, as a suite's; nil
@@ -192,6 +196,16 @@ func printReport(w io.Writer, d runDescription, r *result, m *measurement) {
 	if a := r.Allocs; a != nil {
 		fmt.Fprintf(w, "allocs    %.0f objects, %.0f bytes per request (handler and request building); %d GC cycles\n",
 			a.ObjectsPerRequest, a.BytesPerRequest, a.GCCycles)
+	}
+	for i, g := range r.Groups {
+		label := ""
+		if i == 0 {
+			label = "groups"
+		}
+		fmt.Fprintf(w, "%-9s %s\n", label, g.text())
+	}
+	for _, e := range r.GroupErrors {
+		fmt.Fprintf(w, "groups    unavailable: %s\n", e)
 	}
 	fmt.Fprintf(w, "result    %s\n", outcome(r.GoalMet, r.Ratio))
 	if len(m.firstFailures) > 0 {
