@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 	"time"
@@ -147,17 +148,88 @@ func (s *DBStore) MarkFinals(ctx context.Context, references []string, status ve
 // stores a new one with its final status when it has one.
 func (s *DBStore) RecordSubmits(ctx context.Context, vendor string, ps []vendors.Payout, finals []Final, at time.Time) ([]Record, []bool, error) {
 	at = at.UTC()
-	var sql strings.Builder
-	sql.WriteString(`INSERT INTO sandbox_payouts
+	var (
+		rows *sql.Rows
+		err  error
+	)
+	if s.db.Dialector.Name() == "postgres" {
+		rows, err = s.recordSubmitsAsArrays(ctx, vendor, ps, finals, at)
+	} else {
+		rows, err = s.recordSubmitsAsValues(ctx, vendor, ps, finals, at)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("record sandbox submits: %w", err)
+	}
+	defer rows.Close()
+	byRef := make(map[string]Record, len(ps))
+	for rows.Next() {
+		var r sandboxPayoutRow
+		if err := rows.Scan(&r.Reference, &r.Vendor, &r.BankCode, &r.AccountNo, &r.TransferType, &r.Amount,
+			&r.SubmitCalls, &r.AnswerLost, &r.FinalStatus, &r.FailureReason, &r.AcceptedAt); err != nil {
+			return nil, nil, fmt.Errorf("record sandbox submits: %w", err)
+		}
+		byRef[r.Reference] = r.record()
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("record sandbox submits: %w", err)
+	}
+	records, ok := make([]Record, len(ps)), make([]bool, len(ps))
+	for i, p := range ps {
+		records[i], ok[i] = byRef[p.Reference]
+	}
+	return records, ok, nil
+}
+
+// recordSubmitsOnConflict is what both forms of the upsert do with a
+// reference accepted before: count the submit, unless another vendor has
+// it (then no row comes back).
+const recordSubmitsOnConflict = `
+		ON CONFLICT (reference) DO UPDATE
+			SET submit_calls = sandbox_payouts.submit_calls + 1, updated_at = excluded.updated_at
+			WHERE sandbox_payouts.vendor = excluded.vendor
+		RETURNING ` + sandboxPayoutColumns
+
+// recordSubmitsAsArrays is RecordSubmits' upsert on PostgreSQL, its
+// payouts as one array per column: the statement's text is the same for
+// every batch size, so each connection prepares and plans it once (a
+// VALUES list was a statement of its own, planned again, for every size).
+func (s *DBStore) recordSubmitsAsArrays(ctx context.Context, vendor string, ps []vendors.Payout, finals []Final, at time.Time) (*sql.Rows, error) {
+	n := len(ps)
+	refs, banks, accounts, types := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	amounts, statuses, reasons := make([]int64, n), make([]*string, n), make([]string, n)
+	for i, p := range ps {
+		refs[i], banks[i], accounts[i], types[i], amounts[i] = p.Reference, p.BankCode, p.AccountNo, string(p.TransferType), int64(p.Amount)
+		if f := finals[i]; f.Status != "" {
+			status := string(f.Status)
+			statuses[i] = &status
+		}
+		reasons[i] = finals[i].Reason
+	}
+	return s.db.Statement.ConnPool.QueryContext(ctx, `INSERT INTO sandbox_payouts
+		(reference, vendor, bank_code, account_no, transfer_type, amount,
+		 submit_calls, answer_lost, final_status, failure_reason, accepted_at, updated_at)
+		SELECT u.reference, $1, u.bank_code, u.account_no, u.transfer_type, u.amount,
+		       1, FALSE, u.final_status, u.failure_reason, $2, $2
+		FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[], $9::text[])
+		     WITH ORDINALITY AS u(reference, bank_code, account_no, transfer_type, amount, final_status, failure_reason, n)
+		ORDER BY u.n`+recordSubmitsOnConflict,
+		vendor, at, refs, banks, accounts, types, amounts, statuses, reasons)
+}
+
+// recordSubmitsAsValues is RecordSubmits' upsert on SQLite, as one VALUES
+// list.
+func (s *DBStore) recordSubmitsAsValues(ctx context.Context, vendor string, ps []vendors.Payout, finals []Final, at time.Time) (*sql.Rows, error) {
+	var query strings.Builder
+	query.WriteString(`INSERT INTO sandbox_payouts
 		(reference, vendor, bank_code, account_no, transfer_type, amount,
 		 submit_calls, answer_lost, final_status, failure_reason, accepted_at, updated_at)
 		VALUES `)
 	args := make([]any, 0, 10*len(ps))
 	for i, p := range ps {
 		if i > 0 {
-			sql.WriteString(", ")
+			query.WriteString(", ")
 		}
-		sql.WriteString("(?, ?, ?, ?, ?, ?, 1, FALSE, ?, ?, ?, ?)")
+		query.WriteString("(?, ?, ?, ?, ?, ?, 1, FALSE, ?, ?, ?, ?)")
 		var final *string
 		if f := finals[i]; f.Status != "" {
 			status := string(f.Status)
@@ -166,24 +238,8 @@ func (s *DBStore) RecordSubmits(ctx context.Context, vendor string, ps []vendors
 		args = append(args, p.Reference, vendor, p.BankCode, p.AccountNo, string(p.TransferType), int64(p.Amount),
 			final, finals[i].Reason, at, at)
 	}
-	sql.WriteString(`
-		ON CONFLICT (reference) DO UPDATE
-			SET submit_calls = sandbox_payouts.submit_calls + 1, updated_at = excluded.updated_at
-			WHERE sandbox_payouts.vendor = excluded.vendor
-		RETURNING ` + sandboxPayoutColumns)
-	var rows []sandboxPayoutRow
-	if err := s.db.WithContext(ctx).Raw(sql.String(), args...).Scan(&rows).Error; err != nil {
-		return nil, nil, fmt.Errorf("record sandbox submits: %w", err)
-	}
-	byRef := make(map[string]Record, len(rows))
-	for _, r := range rows {
-		byRef[r.Reference] = r.record()
-	}
-	records, ok := make([]Record, len(ps)), make([]bool, len(ps))
-	for i, p := range ps {
-		records[i], ok[i] = byRef[p.Reference]
-	}
-	return records, ok, nil
+	query.WriteString(recordSubmitsOnConflict)
+	return s.db.WithContext(ctx).Raw(query.String(), args...).Rows()
 }
 
 // MarkAnswerLost implements Store.
