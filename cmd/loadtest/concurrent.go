@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/payoutd/payoutd/internal/database"
 	"github.com/payoutd/payoutd/ledger"
 	"github.com/payoutd/payoutd/models"
@@ -65,11 +67,14 @@ type concurrentPhase struct {
 	Create     *createFigures `json:"create"`
 	EndToEnd   *endToEnd      `json:"end_to_end"`
 	// EndToEndRatio is EndToEnd.PayoutsPerS over the same ceiling.
-	EndToEndRatio *float64       `json:"end_to_end_ratio,omitempty"`
-	WorkerCPU     *float64       `json:"worker_cpu_cores,omitempty"`
-	Evidence      *phaseEvidence `json:"evidence,omitempty"`
-	GoalMet       bool           `json:"goal_met"`
-	goal          string
+	EndToEndRatio *float64 `json:"end_to_end_ratio,omitempty"`
+	// Webhooks are the deliveries to the merchants with a webhook URL
+	// (-concurrent-webhooks), nil without.
+	Webhooks  *webhookFigures `json:"webhooks,omitempty"`
+	WorkerCPU *float64        `json:"worker_cpu_cores,omitempty"`
+	Evidence  *phaseEvidence  `json:"evidence,omitempty"`
+	GoalMet   bool            `json:"goal_met"`
+	goal      string
 }
 
 // endToEnd follows every payout of a sub-phase from its create (the row's
@@ -136,7 +141,11 @@ type concurrentRun struct {
 	spread   *Fixture // the clients' wallets and more, -concurrent-wallets in all
 	evidence *evidenceRun
 	workerPP string // the worker's pprof address with -evidence
-	stderr   io.Writer
+	// sink receives the webhooks of the merchants hooked, the first of
+	// spread's clients (-concurrent-webhooks); nil without.
+	sink   *webhookSink
+	hooked map[uuid.UUID]bool // their wallets
+	stderr io.Writer
 }
 
 // measureConcurrent starts `payoutd worker` and, for each sub-phase, an
@@ -146,11 +155,19 @@ type concurrentRun struct {
 func measureConcurrent(ctx context.Context, s *runSetup, bin *payoutdBinary, cfg serverConfig, rr *railRun, stderr io.Writer) (*concurrentResult, error) {
 	o := s.o
 	res := &concurrentResult{MaxCreates: o.concurrentMax, DrainTimeoutS: o.concurrentDrainTimeout.Seconds()}
-	cr := &concurrentRun{s: s, bin: bin, cfg: cfg, rr: rr, stderr: stderr}
+	cr := &concurrentRun{s: s, bin: bin, rr: rr, stderr: stderr}
 	var err error
 	if cr.spread, err = spreadFixture(ctx, s, o.concurrentWallets); err != nil {
 		return nil, err
 	}
+	if o.concurrentWebhooks > 0 {
+		stop, err := cr.addWebhooks(ctx, &cfg)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+	}
+	cr.cfg = cfg
 	workerCfg := cfg
 	if o.evidence {
 		if cr.evidence, err = newEvidenceRun(ctx, o.evidenceDir, s.db); err != nil {
@@ -285,6 +302,11 @@ func (cr *concurrentRun) runSub(ctx context.Context, sub concurrentSub) (*concur
 	}
 	if p.EndToEnd, err = cr.waitTerminal(ctx, sc.keyBase, api); err != nil {
 		return nil, err
+	}
+	if cr.sink != nil {
+		if p.Webhooks, err = cr.waitDeliveries(ctx, sc.keyBase, sub.hot); err != nil {
+			return nil, err
+		}
 	}
 	if ev != nil {
 		cr.finishEvidence(sub.name, ev, hooks)

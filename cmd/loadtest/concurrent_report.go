@@ -41,6 +41,9 @@ func (r *concurrentResult) clean() bool {
 		if p.Create.Errors > 0 || p.EndToEnd == nil || !p.EndToEnd.Complete || p.EndToEnd.Failed > 0 {
 			return false
 		}
+		if h := p.Webhooks; h != nil && (h.Delivered < h.Expected || h.Malformed > 0) {
+			return false
+		}
 	}
 	return r.ReconcileOK && r.NegativeWallets == 0
 }
@@ -112,6 +115,11 @@ func printConcurrentNotes(w io.Writer, r *concurrentResult) {
 		}
 		fmt.Fprintf(w, "    %-6s creates max %.1f ms; %d payouts, %d SUCCESS, %d failed, %s; creates took %.2fs, the last terminal %.2fs after the last create;\n"+
 			"           create → terminal max %.1f ms%s\n", p.Name, p.Create.MaxMS, e.Payouts, e.Success, e.Failed, state, e.CreatesS, e.LastTerminalAfterS, e.MaxMS, worker)
+		if h := p.Webhooks; h != nil {
+			fmt.Fprintf(w, "           webhooks of %d merchant(s): %d of %d payouts' events delivered (%d POSTs, %d duplicates, %d malformed);\n"+
+				"           terminal → delivered p50 %.1f ms, p99 %.1f ms, max %.1f ms; the last %.2fs after the last create\n",
+				h.Merchants, h.Delivered, h.Expected, h.Deliveries, h.Duplicates, h.Malformed, h.P50MS, h.P99MS, h.MaxMS, h.LastAfterS)
+		}
 	}
 	rec := "clean"
 	if !r.ReconcileOK {

@@ -238,6 +238,7 @@ type options struct {
 	// The concurrent phase (concurrent.go) and its evidence.
 	concurrentMax          int
 	concurrentWallets      int
+	concurrentWebhooks     float64
 	concurrentDrainTimeout time.Duration
 	concurrentPhases       string // comma-separated sub-phase names
 	overloadFactor         float64
@@ -351,6 +352,8 @@ func (o *options) defineScenarioFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.pgbenchRows, "pgbench-rows", 10000, "rows the spread ceiling's updates and the select-only ceiling's reads are spread over")
 	fs.IntVar(&o.concurrentMax, "concurrent-max", 20000, "concurrent: most creates of each sub-phase (it also ends after -duration)")
 	fs.IntVar(&o.concurrentWallets, "concurrent-wallets", 100, "concurrent: wallets the spread and wait sub-phases go over (clients added beyond -clients)")
+	fs.Float64Var(&o.concurrentWebhooks, "concurrent-webhooks", 0,
+		"concurrent: share of the merchants (0 to 1) with a payout webhook URL to an HTTPS sink in the tool, which answers 200 at once;\nthe worker delivers their events and each sub-phase waits for them (the hot wallet's merchant is the first hooked)")
 	fs.DurationVar(&o.concurrentDrainTimeout, "concurrent-drain-timeout", 2*time.Minute,
 		"concurrent: longest wait, after the creates, for every payout of a sub-phase to be terminal;\nthose still open then are reported and the run exits 1")
 	fs.StringVar(&o.concurrentPhases, "concurrent-phases", "hot,spread,wait",
@@ -460,6 +463,9 @@ func (o options) concurrentProblems() []error {
 	var errs []error
 	if o.concurrentMax < 1 || o.concurrentWallets < 1 || o.concurrentDrainTimeout <= 0 {
 		errs = append(errs, errors.New("-concurrent-max and -concurrent-wallets must be at least 1, -concurrent-drain-timeout positive"))
+	}
+	if !(o.concurrentWebhooks >= 0 && o.concurrentWebhooks <= 1) {
+		errs = append(errs, fmt.Errorf("-concurrent-webhooks %v: a share from 0 to 1", o.concurrentWebhooks))
 	}
 	if _, err := selectConcurrentSubs(o.concurrentPhases); err != nil {
 		errs = append(errs, err)
