@@ -404,21 +404,12 @@ func (d *Deliverer) record(ctx context.Context, ev *models.WebhookEvent, n int, 
 			row.NextAttemptAt = &next
 		}
 	}
-	var settled bool
-	err := d.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Create(&row).Error; err != nil {
-			return err
-		}
-		updates := map[string]any{"state": state, "next_attempt_at": row.NextAttemptAt, "updated_at": d.now().UTC()}
-		if state == models.WebhookDelivered {
-			updates["delivered_at"] = a.started.UTC()
-		}
-		// Still pending unless an operator's redelivery delivered it while
-		// this attempt was out; then that outcome stands.
-		res := tx.Model(&models.WebhookEvent{}).Where("id = ? AND state = ?", ev.ID, models.WebhookPending).Updates(updates)
-		settled = res.RowsAffected == 1
-		return res.Error
-	})
+	var deliveredAt *time.Time
+	if state == models.WebhookDelivered {
+		at := a.started.UTC()
+		deliveredAt = &at
+	}
+	settled, err := d.writeOutcome(ctx, ev, row, state, deliveredAt)
 	if err != nil {
 		return err
 	}
@@ -438,6 +429,44 @@ func (d *Deliverer) record(ctx context.Context, ev *models.WebhookEvent, n int, 
 			slog.String("client_id", ev.ClientID.String()), slog.Int("attempts", n))
 		return fmt.Errorf("%w (attempt %d: %s)", ErrGaveUp, n, a.err)
 	}
+}
+
+// writeOutcome stores the attempt row and the event's new state together.
+// The event changes only while still pending: an operator's redelivery
+// may have delivered it while this attempt was out, and then that outcome
+// stands (settled is false). On PostgreSQL it is one statement, with the
+// attempt's insert as a CTE: one round trip where a transaction took four.
+func (d *Deliverer) writeOutcome(ctx context.Context, ev *models.WebhookEvent, row models.WebhookAttempt,
+	state models.WebhookState, deliveredAt *time.Time) (settled bool, err error) {
+	now := d.now().UTC()
+	if d.db.Dialector.Name() == "postgres" {
+		var changed int64
+		err := d.db.WithContext(ctx).Raw(`WITH attempt AS (
+			INSERT INTO webhook_attempts (event_id, attempt, url, started_at, status_code, latency_ms, error, next_attempt_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		), outcome AS (
+			UPDATE webhook_events SET state = ?, next_attempt_at = ?, updated_at = ?,
+			       delivered_at = COALESCE(?::timestamptz, delivered_at)
+			WHERE id = ? AND state = ? RETURNING id
+		)
+		SELECT count(*) FROM outcome`,
+			row.EventID, row.Attempt, row.URL, row.StartedAt, row.StatusCode, row.LatencyMS, row.Error, row.NextAttemptAt,
+			state, row.NextAttemptAt, now, deliveredAt, ev.ID, models.WebhookPending).Scan(&changed).Error
+		return changed == 1, err
+	}
+	err = d.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(&row).Error; err != nil {
+			return err
+		}
+		updates := map[string]any{"state": state, "next_attempt_at": row.NextAttemptAt, "updated_at": now}
+		if deliveredAt != nil {
+			updates["delivered_at"] = *deliveredAt
+		}
+		res := tx.Model(&models.WebhookEvent{}).Where("id = ? AND state = ?", ev.ID, models.WebhookPending).Updates(updates)
+		settled = res.RowsAffected == 1
+		return res.Error
+	})
+	return settled, err
 }
 
 // count records a recorded attempt in the metrics.

@@ -197,6 +197,12 @@ func TestDeliveryRetriedUntilTheReceiverRecovers(t *testing.T) {
 			t.Errorf("attempt %d: next_attempt_at %v", i+1, a.NextAttemptAt)
 		}
 	}
+	// The event is stamped delivered when the attempt that got the 2xx
+	// started, and waits for no further attempt.
+	if ev.DeliveredAt == nil || !ev.DeliveredAt.Equal(attempts[3].StartedAt) || ev.NextAttemptAt != nil {
+		t.Errorf("delivered event: delivered_at %v (the last attempt started %v), next_attempt_at %v",
+			ev.DeliveredAt, attempts[3].StartedAt, ev.NextAttemptAt)
+	}
 	got := r.got()
 	if len(got) != 4 {
 		t.Fatalf("receiver got %d requests, want 4", len(got))
