@@ -124,7 +124,7 @@ const claimLease = 30 * time.Second
 // sent, so two deliveries of one event never both send, and none sends
 // before the event is due.
 func (d *Deliverer) Deliver(ctx context.Context, id uuid.UUID) error {
-	ev, err := d.event(ctx, id)
+	ev, earlierPending, err := d.eventToDeliver(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -139,14 +139,17 @@ func (d *Deliverer) Deliver(ctx context.Context, id uuid.UUID) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+		earlierPending = true // looked at before the wait: look again
 	}
-	if blocked, later, err := d.holdBehindEarlier(ctx, ev); err != nil {
-		return err
-	} else if blocked {
-		if later == nil {
-			return nil
+	if earlierPending {
+		if blocked, later, err := d.holdBehindEarlier(ctx, ev); err != nil {
+			return err
+		} else if blocked {
+			if later == nil {
+				return nil
+			}
+			return later
 		}
-		return later
 	}
 	url, secret, err := d.recipient(ctx, ev)
 	if err != nil {
@@ -205,6 +208,28 @@ func (d *Deliverer) claim(ctx context.Context, ev *models.WebhookEvent) (int, bo
 		ev = fresh
 	}
 	return 0, false, nil
+}
+
+// eventToDeliver reads the event and, in the same query, whether an
+// earlier event of its subject is still pending (then holdBehindEarlier
+// decides): most events have none, and their delivery is spared a round
+// trip.
+func (d *Deliverer) eventToDeliver(ctx context.Context, id uuid.UUID) (*models.WebhookEvent, bool, error) {
+	var rows []struct {
+		models.WebhookEvent `gorm:"embedded"`
+		EarlierPending      int64
+	}
+	err := d.db.WithContext(ctx).Raw(`SELECT e.*,
+		       (SELECT count(*) FROM webhook_events p
+		        WHERE p.subject_id = e.subject_id AND p.sequence < e.sequence AND p.state = ?) AS earlier_pending
+		FROM webhook_events e WHERE e.id = ?`, models.WebhookPending, id).Scan(&rows).Error
+	if err != nil {
+		return nil, false, err
+	}
+	if len(rows) == 0 {
+		return nil, false, fmt.Errorf("webhook event %s: %w", id, models.ErrNotFound)
+	}
+	return &rows[0].WebhookEvent, rows[0].EarlierPending > 0, nil
 }
 
 func (d *Deliverer) event(ctx context.Context, id uuid.UUID) (*models.WebhookEvent, error) {
@@ -273,16 +298,36 @@ func (d *Deliverer) wakeNext(ctx context.Context, ev *models.WebhookEvent) {
 
 // recipient opens the client's current URL for the event's target ("" when
 // none is set) and its Callback Secret.
+//
+// The client's URLs and its live credential come in one query (a join):
+// a delivery's reads are most of its round trips.
 func (d *Deliverer) recipient(ctx context.Context, ev *models.WebhookEvent) (string, string, error) {
-	var client models.Client
-	if err := d.db.WithContext(ctx).Where("id = ?", ev.ClientID).Take(&client).Error; err != nil {
+	var rows []struct {
+		ID                   uuid.UUID
+		PayoutWebhookURL     string
+		PaymentWebhookURL    string
+		PayoutWebhookURLEnc  string
+		PaymentWebhookURLEnc string
+		CredentialID         *uuid.UUID
+		CallbackSecretEnc    *string
+	}
+	err := d.db.WithContext(ctx).Raw(`SELECT c.id, c.payout_webhook_url, c.payment_webhook_url,
+		       c.payout_webhook_url_enc, c.payment_webhook_url_enc,
+		       cr.id AS credential_id, cr.callback_secret_enc
+		FROM clients c LEFT JOIN credentials cr ON cr.client_id = c.id AND cr.revoked_at IS NULL
+		WHERE c.id = ? LIMIT 1`, ev.ClientID).Scan(&rows).Error
+	switch {
+	case err != nil:
 		return "", "", err
+	case len(rows) == 0:
+		return "", "", fmt.Errorf("client %s of webhook event %s: %w", ev.ClientID, ev.ID, gorm.ErrRecordNotFound)
+	case rows[0].CredentialID == nil || rows[0].CallbackSecretEnc == nil:
+		return "", "", fmt.Errorf("callback secret of client %s: %w", ev.ClientID, gorm.ErrRecordNotFound)
 	}
-	var cred models.Credential
-	err := d.db.WithContext(ctx).Where("client_id = ? AND revoked_at IS NULL", ev.ClientID).Take(&cred).Error
-	if err != nil {
-		return "", "", fmt.Errorf("callback secret of client %s: %w", ev.ClientID, err)
-	}
+	r := rows[0]
+	client := models.Client{ID: r.ID, PayoutWebhookURL: r.PayoutWebhookURL, PaymentWebhookURL: r.PaymentWebhookURL,
+		PayoutWebhookURLEnc: r.PayoutWebhookURLEnc, PaymentWebhookURLEnc: r.PaymentWebhookURLEnc}
+	cred := models.Credential{ID: *r.CredentialID, CallbackSecretEnc: *r.CallbackSecretEnc}
 	secret, err := d.sealer.Open(cred.CallbackSecretEnc, credentials.CredentialBinding(ev.ClientID, cred.ID, credentials.FieldCallbackSecret))
 	if err != nil {
 		return "", "", fmt.Errorf("callback secret of client %s: %w", ev.ClientID, err)

@@ -298,6 +298,30 @@ func TestDeliveryArchivedAfterTheScheduleThenRedelivered(t *testing.T) {
 	}
 }
 
+// After rotate-credentials the old credential is revoked but kept: a
+// delivery is signed with the new Callback Secret only.
+func TestDeliverySignedWithTheLiveCallbackSecret(t *testing.T) {
+	t.Parallel()
+	r := newReceiver(t, func(int) int { return http.StatusOK })
+	e := newEnv(t, r.server.URL+"/hooks")
+	rotated, err := admin.RotateCredentials(context.Background(), e.admin, e.client.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.eventOf(e.payout("1234567890", ""), models.WebhookDelivered)
+	got := r.got()
+	if len(got) != 1 {
+		t.Fatalf("receiver got %d requests, want 1", len(got))
+	}
+	header := got[0].header.Get("x-callback-signature")
+	if v := signature.Verify(rotated.CallbackSecret, header, got[0].body, time.Now()); v.Diagnosis != signature.OK {
+		t.Errorf("not signed with the new callback secret: %s", v.Diagnosis)
+	}
+	if v := signature.Verify(e.creds.CallbackSecret, header, got[0].body, time.Now()); v.Diagnosis == signature.OK {
+		t.Error("signed with the revoked callback secret")
+	}
+}
+
 // A client without a payout webhook URL has its events stored, not sent.
 func TestEventsOfAClientWithoutURLAreStored(t *testing.T) {
 	t.Parallel()
