@@ -17,7 +17,10 @@ import (
 // A tiny concurrent phase on the test backends: a real api and a real
 // worker run together while a few creates come on one wallet, over three
 // and with the default submit wait; the phase follows every payout to its
-// end and the ledger reconciles clean afterwards. No timing is asserted.
+// end and the ledger reconciles clean afterwards. Two of the three
+// merchants (the hot one among them) have a webhook URL to the tool's
+// HTTPS sink: the worker, in production, delivers every event of theirs
+// there, trusting the sink through SSL_CERT_FILE. No timing is asserted.
 func TestConcurrentPhase(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds cmd/payoutd and runs its api and worker")
@@ -25,6 +28,7 @@ func TestConcurrentPhase(t *testing.T) {
 	db, dbURL := testenv.DBWithURL(t)
 	o, err := parseFlags([]string{"-scenario", "concurrent", "-clients", "2", "-concurrency", "2",
 		"-duration", "2s", "-concurrent-max", "12", "-concurrent-wallets", "3", "-concurrent-drain-timeout", "2m",
+		"-concurrent-webhooks", "0.6",
 		"-pgbench", "/nonexistent/pgbench",
 		"-database-url", dbURL, "-redis-url", testenv.RedisDatabase(t)}, &bytes.Buffer{}, func(string) string { return "" })
 	if err != nil {
@@ -71,6 +75,14 @@ func TestConcurrentPhase(t *testing.T) {
 		}
 		if p.Create.Wallets != wallets[p.Name] {
 			t.Errorf("%s: %d wallets, want %d", p.Name, p.Create.Wallets, wallets[p.Name])
+		}
+		h := p.Webhooks
+		if h == nil || h.Expected == 0 || h.Delivered != h.Expected || h.Malformed != 0 || h.Deliveries < h.Delivered {
+			t.Errorf("%s: webhooks %+v: want every expected event delivered to the sink", p.Name, h)
+		} else if merchants := map[string]int{"hot": 1, "spread": 2, "wait": 2}[p.Name]; h.Merchants != merchants ||
+			(p.Name == "hot" && h.Expected != e.Success) || h.Expected > e.Success {
+			t.Errorf("%s: webhooks of %d merchants, %d expected of %d payouts: want %d merchants (the hot one all of its payouts)",
+				p.Name, h.Merchants, h.Expected, e.Success, merchants)
 		}
 	}
 	if w := c.Phases[2].SubmitWait; w != "default" {
