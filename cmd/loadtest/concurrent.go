@@ -378,21 +378,46 @@ func (cr *concurrentRun) waitTerminal(ctx context.Context, keyBase string, api *
 	return readEndToEnd(ctx, cr.s, keyBase)
 }
 
-// payoutTimes are what end to end reads of each payout.
+// payoutTimes are what end to end (and the webhook figures) read of each
+// payout.
 type payoutTimes struct {
+	ID          uuid.UUID
+	WalletID    uuid.UUID
 	Status      models.DisbursementStatus
 	CreatedAt   time.Time
 	CompletedAt *time.Time
 	UpdatedAt   time.Time
 }
 
+// payoutTimesColumns are payoutTimes' columns.
+var payoutTimesColumns = []string{"id", "wallet_id", "status", "created_at", "completed_at", "updated_at"}
+
+// readPayoutTimes reads every payout whose Idempotency-Key starts with
+// keyBase.
+func readPayoutTimes(ctx context.Context, db *gorm.DB, keyBase string) ([]payoutTimes, error) {
+	var rows []payoutTimes
+	if err := db.WithContext(ctx).Model(&models.Disbursement{}).Select(payoutTimesColumns).
+		Where("idempotency_key LIKE ?", keyBase+"%").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("read the phase's payouts: %w", err)
+	}
+	return rows, nil
+}
+
+// ended is when a terminal payout ended: completed_at, or updated_at for
+// one that ended without it.
+func (r payoutTimes) ended() time.Time {
+	if r.CompletedAt != nil {
+		return *r.CompletedAt
+	}
+	return r.UpdatedAt
+}
+
 // readEndToEnd measures every payout of the sub-phase from create to
 // terminal.
 func readEndToEnd(ctx context.Context, s *runSetup, keyBase string) (*endToEnd, error) {
-	var rows []payoutTimes
-	if err := s.db.WithContext(ctx).Model(&models.Disbursement{}).Select("status", "created_at", "completed_at", "updated_at").
-		Where("idempotency_key LIKE ?", keyBase+"%").Find(&rows).Error; err != nil {
-		return nil, fmt.Errorf("read the phase's payouts: %w", err)
+	rows, err := readPayoutTimes(ctx, s.db, keyBase)
+	if err != nil {
+		return nil, err
 	}
 	e := &endToEnd{Payouts: len(rows)}
 	var firstCreate, lastCreate, lastDone time.Time
@@ -411,10 +436,7 @@ func readEndToEnd(ctx context.Context, s *runSetup, keyBase string) (*endToEnd, 
 		default:
 			e.Failed++
 		}
-		done := r.UpdatedAt
-		if r.CompletedAt != nil {
-			done = *r.CompletedAt
-		}
+		done := r.ended()
 		lastDone = later(lastDone, done)
 		latencies = append(latencies, max(0, done.Sub(r.CreatedAt)))
 	}

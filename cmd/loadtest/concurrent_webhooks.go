@@ -62,25 +62,13 @@ func hookedMerchants(share float64, n int) int {
 	return min(n, max(1, int(math.Ceil(share*float64(n)))))
 }
 
-// hookedRow is what waitDeliveries reads of a payout.
-type hookedRow struct {
-	ID          uuid.UUID
-	WalletID    uuid.UUID
-	Status      models.DisbursementStatus
-	CreatedAt   time.Time
-	CompletedAt *time.Time
-	UpdatedAt   time.Time
-}
-
 // waitDeliveries waits until every SUCCESS or FAILED payout of the
 // sub-phase on a hooked wallet has had its event delivered to the sink,
 // at most -concurrent-drain-timeout, and measures the deliveries.
 func (cr *concurrentRun) waitDeliveries(ctx context.Context, keyBase string, hot bool) (*webhookFigures, error) {
-	var rows []hookedRow
-	if err := cr.s.db.WithContext(ctx).Model(&models.Disbursement{}).
-		Select("id", "wallet_id", "status", "created_at", "completed_at", "updated_at").
-		Where("idempotency_key LIKE ?", keyBase+"%").Find(&rows).Error; err != nil {
-		return nil, fmt.Errorf("read the phase's payouts: %w", err)
+	rows, err := readPayoutTimes(ctx, cr.s.db, keyBase)
+	if err != nil {
+		return nil, err
 	}
 	var lastCreate time.Time
 	var expect []hookedPayout
@@ -90,11 +78,7 @@ func (cr *concurrentRun) waitDeliveries(ctx context.Context, keyBase string, hot
 		if !cr.hooked[r.WalletID] || (r.Status != models.StatusSuccess && r.Status != models.StatusFailed) {
 			continue
 		}
-		terminal := r.UpdatedAt
-		if r.CompletedAt != nil {
-			terminal = *r.CompletedAt
-		}
-		expect = append(expect, hookedPayout{id: r.ID, terminal: terminal})
+		expect = append(expect, hookedPayout{id: r.ID, terminal: r.ended()})
 		ids = append(ids, r.ID)
 	}
 	deadline := time.Now().Add(cr.s.o.concurrentDrainTimeout)
