@@ -545,3 +545,54 @@ func TestRecordAllChoosesTheTargetsURL(t *testing.T) {
 		t.Fatalf("an event of an unknown client: %v, want gorm.ErrRecordNotFound", err)
 	}
 }
+
+// A merchant who removes its webhook URL while an event is pending gets
+// nothing more: the event ends no_url with no attempt spent or recorded.
+func TestEventOfAURLRemovedMeanwhileEndsWithoutAttempt(t *testing.T) {
+	t.Parallel()
+	var hits atomic.Int32
+	r := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { hits.Add(1) }))
+	t.Cleanup(r.Close)
+	m := newMerchant(t, r.URL)
+	ev := m.record(uuid.New(), time.Now())
+	if _, err := admin.UpdateClient(context.Background(), m.deps, m.id, map[string]string{"payout-webhook-url": ""}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.deliverer(webhooks.Options{Schedule: hourly}).Deliver(context.Background(), ev.ID); err != nil {
+		t.Fatalf("deliver: %v", err)
+	}
+	after := m.event(ev.ID)
+	attempts, _ := m.deliverer(webhooks.Options{}).Attempts(context.Background(), ev.ID)
+	if hits.Load() != 0 || after.State != models.WebhookNoURL || after.Attempts != 0 || len(attempts) != 0 {
+		t.Fatalf("sent %d, event %s with %d attempts (%d recorded); want nothing sent, no_url, 0",
+			hits.Load(), after.State, after.Attempts, len(attempts))
+	}
+}
+
+// A Callback Secret that no longer opens (its sealing key dropped) fails
+// the task before anything is sent, and the event keeps its attempts and
+// stays due: the operator's fix, not the retry budget, decides when it
+// goes out.
+func TestUnopenableCallbackSecretSpendsNoAttempt(t *testing.T) {
+	t.Parallel()
+	var hits atomic.Int32
+	r := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { hits.Add(1) }))
+	t.Cleanup(r.Close)
+	m := newMerchant(t, r.URL)
+	ev := m.record(uuid.New(), time.Now())
+	if err := m.db.Exec("UPDATE credentials SET callback_secret_enc = ? WHERE client_id = ?", "v2:unknown:AAAA", m.id).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := m.deliverer(webhooks.Options{Schedule: hourly}).Deliver(context.Background(), ev.ID); err == nil {
+		t.Fatal("deliver with an unopenable Callback Secret succeeded")
+	}
+	after := m.event(ev.ID)
+	attempts, _ := m.deliverer(webhooks.Options{}).Attempts(context.Background(), ev.ID)
+	if hits.Load() != 0 || after.State != models.WebhookPending || after.Attempts != 0 || len(attempts) != 0 {
+		t.Fatalf("sent %d, event %s with %d attempts (%d recorded); want nothing sent, pending, 0",
+			hits.Load(), after.State, after.Attempts, len(attempts))
+	}
+	if after.NextAttemptAt != nil && time.Until(*after.NextAttemptAt) > 0 {
+		t.Fatalf("event next due at %v, want due now", after.NextAttemptAt)
+	}
+}
