@@ -175,19 +175,6 @@ func (d *Deliverer) Deliver(ctx context.Context, id uuid.UUID) error {
 	return d.record(ctx, ev, n, d.send(ctx, ev, url, secret))
 }
 
-// asyncCommit, a column of a statement that runs as its own transaction,
-// lets that transaction commit without waiting for its WAL to reach the
-// disk (synchronous_commit off for this transaction only; the next
-// synchronous commit, or the WAL writer within a fraction of a second,
-// flushes it). Only the delivery's own bookkeeping uses it: the claim and
-// the outcome. Should the database crash before the flush, the event is
-// pending and due again and is sent again, which the contract allows
-// (receivers dedupe on the event id); money and the events themselves are
-// written in synchronous transactions. The two commits of each delivery
-// waiting for the disk were a third of the database's work per payout in
-// the real shape (issue #14).
-const asyncCommit = `(SELECT set_config('synchronous_commit', 'off', true)) AS async_commit`
-
 // readyClaim is an event claimed by claimReady, with what its recipient
 // query would have read.
 type readyClaim struct {
@@ -219,20 +206,7 @@ func (d *Deliverer) claimReady(ctx context.Context, id uuid.UUID) (*readyClaim, 
 		CredentialID         *uuid.UUID
 		CallbackSecretEnc    *string
 	}
-	err := d.db.WithContext(ctx).Raw(`WITH claimed AS (
-			UPDATE webhook_events e SET attempts = e.attempts + 1, next_attempt_at = @lease, updated_at = @now
-			WHERE e.id = @id AND e.state = @pending AND (e.next_attempt_at IS NULL OR e.next_attempt_at <= @now)
-			  AND NOT EXISTS (SELECT 1 FROM webhook_events p
-			                  WHERE p.subject_id = e.subject_id AND p.sequence < e.sequence AND p.state = @pending)
-			  AND EXISTS (SELECT 1 FROM clients c WHERE c.id = e.client_id
-			                AND CASE WHEN e.target = @payment THEN c.payment_webhook_url_enc <> '' OR c.payment_webhook_url <> ''
-			                         ELSE c.payout_webhook_url_enc <> '' OR c.payout_webhook_url <> '' END)
-			RETURNING e.*
-		)
-		SELECT claimed.*, c.payout_webhook_url, c.payment_webhook_url, c.payout_webhook_url_enc, c.payment_webhook_url_enc,
-		       cr.id AS credential_id, cr.callback_secret_enc, ` + asyncCommit + `
-		FROM claimed JOIN clients c ON c.id = claimed.client_id
-		LEFT JOIN credentials cr ON cr.client_id = c.id AND cr.revoked_at IS NULL`,
+	err := d.db.WithContext(ctx).Raw(claimReadySQL,
 		map[string]any{"id": id, "pending": models.WebhookPending, "payment": models.TargetPayment,
 			"now": now, "lease": now.Add(d.timeout + claimLease)}).Scan(&rows).Error
 	if err != nil || len(rows) == 0 {
@@ -246,6 +220,23 @@ func (d *Deliverer) claimReady(ctx context.Context, id uuid.UUID) (*readyClaim, 
 		PayoutWebhookURLEnc: r.PayoutWebhookURLEnc, PaymentWebhookURLEnc: r.PaymentWebhookURLEnc,
 		CredentialID: r.CredentialID, CallbackSecretEnc: r.CallbackSecretEnc}}, nil
 }
+
+// claimReadySQL is claimReady's statement: claim's update with the long
+// way's conditions as subqueries, and recipient's join on what it returns.
+const claimReadySQL = `WITH claimed AS (
+	    UPDATE webhook_events e SET attempts = e.attempts + 1, next_attempt_at = @lease, updated_at = @now
+	    WHERE e.id = @id AND e.state = @pending AND (e.next_attempt_at IS NULL OR e.next_attempt_at <= @now)
+	      AND NOT EXISTS (SELECT 1 FROM webhook_events p
+	                      WHERE p.subject_id = e.subject_id AND p.sequence < e.sequence AND p.state = @pending)
+	      AND EXISTS (SELECT 1 FROM clients c WHERE c.id = e.client_id
+	                    AND CASE WHEN e.target = @payment THEN c.payment_webhook_url_enc <> '' OR c.payment_webhook_url <> ''
+	                             ELSE c.payout_webhook_url_enc <> '' OR c.payout_webhook_url <> '' END)
+	    RETURNING e.*
+	)
+	SELECT claimed.*, c.payout_webhook_url, c.payment_webhook_url, c.payout_webhook_url_enc, c.payment_webhook_url_enc,
+	       cr.id AS credential_id, cr.callback_secret_enc
+	FROM claimed JOIN clients c ON c.id = claimed.client_id
+	LEFT JOIN credentials cr ON cr.client_id = c.id AND cr.revoked_at IS NULL`
 
 // deliverClaimed sends an event claimReady claimed and records the outcome.
 // A recipient that cannot be opened (a sealing key dropped, a plain URL)
@@ -598,17 +589,7 @@ func (d *Deliverer) writeOutcome(ctx context.Context, ev *models.WebhookEvent, r
 			Changed int64
 			Later   bool
 		}
-		err := d.db.WithContext(ctx).Raw(`WITH attempt AS (
-			INSERT INTO webhook_attempts (event_id, attempt, url, started_at, status_code, latency_ms, error, next_attempt_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-		), outcome AS (
-			UPDATE webhook_events SET state = ?, next_attempt_at = ?, updated_at = ?,
-			       delivered_at = COALESCE(?::timestamptz, delivered_at)
-			WHERE id = ? AND state = ? RETURNING id
-		)
-		SELECT (SELECT count(*) FROM outcome) AS changed, ` + asyncCommit + `,
-		       EXISTS (SELECT 1 FROM webhook_events n
-		               WHERE n.subject_id = ? AND n.sequence > ? AND n.state = ? AND n.attempts = 0) AS later`,
+		err := d.db.WithContext(ctx).Raw(outcomeSQL,
 			row.EventID, row.Attempt, row.URL, row.StartedAt, row.StatusCode, row.LatencyMS, row.Error, row.NextAttemptAt,
 			state, row.NextAttemptAt, now, deliveredAt, ev.ID, models.WebhookPending,
 			ev.SubjectID, ev.Sequence, models.WebhookPending).Scan(&out).Error
@@ -628,6 +609,21 @@ func (d *Deliverer) writeOutcome(ctx context.Context, ev *models.WebhookEvent, r
 	})
 	return settled, true, err
 }
+
+// outcomeSQL is writeOutcome's statement on PostgreSQL: the attempt's
+// insert, the event's conditional update and whether a later event of the
+// subject waits.
+const outcomeSQL = `WITH attempt AS (
+	    INSERT INTO webhook_attempts (event_id, attempt, url, started_at, status_code, latency_ms, error, next_attempt_at)
+	    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+	), outcome AS (
+	    UPDATE webhook_events SET state = ?, next_attempt_at = ?, updated_at = ?,
+	           delivered_at = COALESCE(?::timestamptz, delivered_at)
+	    WHERE id = ? AND state = ? RETURNING id
+	)
+	SELECT (SELECT count(*) FROM outcome) AS changed,
+	       EXISTS (SELECT 1 FROM webhook_events n
+	               WHERE n.subject_id = ? AND n.sequence > ? AND n.state = ? AND n.attempts = 0) AS later`
 
 // count records a recorded attempt in the metrics.
 func (d *Deliverer) count(ev *models.WebhookEvent, a attemptResult, state models.WebhookState) {
