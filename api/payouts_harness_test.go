@@ -496,7 +496,6 @@ func (q *inlineQueue) EnqueuePoll(_ context.Context, id uuid.UUID, _ string, _ t
 	return nil
 }
 
-// setDown makes every enqueue fail (true) or work again (false).
 func (q *inlineQueue) EnqueueWebhook(_ context.Context, id uuid.UUID, _ string) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -511,6 +510,7 @@ func (q *inlineQueue) EnqueuePaymentExpire(context.Context, uuid.UUID, time.Time
 
 func (q *inlineQueue) EnqueuePaymentSettle(context.Context, uuid.UUID, time.Time) error { return nil }
 
+// setDown makes every enqueue fail (true) or work again (false).
 func (q *inlineQueue) setDown(down bool) {
 	q.mu.Lock()
 	q.down = down

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -419,20 +420,45 @@ func (s *Service) moveAll(ctx context.Context, plans []plan) error {
 }
 
 // enqueueEvents enqueues the webhook events a committed move recorded for
-// delivery. A failure is only logged: the webhook sweep enqueues them
-// later.
+// delivery, up to enqueueParallel at once: a batch's events one after
+// another were a Redis round trip each on the batch's path, and an inline
+// batch answers its merchants only after them (issue #14: with half the
+// merchants hooked they doubled the batch's time). A failure is only
+// logged: the webhook sweep enqueues the event later.
 func (s *Service) enqueueEvents(ctx context.Context, ids []uuid.UUID) {
-	if s.queue == nil {
+	if s.queue == nil || len(ids) == 0 {
 		return
 	}
-	for i, id := range ids {
-		if err := s.queue.EnqueueWebhook(ctx, id, ""); err != nil {
-			slog.WarnContext(ctx, "enqueue webhook:deliver failed; the sweep will retry",
-				slog.Int("events", len(ids)-i), slog.Any("error", err))
-			return
-		}
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		failed int
+		first  error
+	)
+	slots := make(chan struct{}, enqueueParallel)
+	for _, id := range ids {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			if err := s.queue.EnqueueWebhook(ctx, id, ""); err != nil {
+				mu.Lock()
+				if failed++; first == nil {
+					first = err
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if failed > 0 {
+		slog.WarnContext(ctx, "enqueue webhook:deliver failed; the sweep will retry",
+			slog.Int("events", failed), slog.Any("error", first))
 	}
 }
+
+// enqueueParallel is how many of a batch's events are enqueued at once: a
+// few of the Redis client's connections, not all of them.
+const enqueueParallel = 8
 
 // ApplyVendorResult handles a result the vendor pushed (its verified
 // callback). The callback is a hint, not the truth: the vendor's own
