@@ -596,3 +596,140 @@ func TestUnopenableCallbackSecretSpendsNoAttempt(t *testing.T) {
 		t.Fatalf("event next due at %v, want due now", after.NextAttemptAt)
 	}
 }
+
+// groupSizes is a Metrics that keeps the sizes of the groups that shared a
+// statement.
+type groupSizes struct {
+	mu    sync.Mutex
+	sizes map[string][]int
+}
+
+func (g *groupSizes) WebhookAttempt(string, string, time.Duration) {}
+
+func (g *groupSizes) GroupRun(group string, size int, _ time.Duration) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.sizes == nil {
+		g.sizes = map[string][]int{}
+	}
+	g.sizes[group] = append(g.sizes[group], size)
+}
+
+func (g *groupSizes) of(group string) (sum, largest int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, n := range g.sizes[group] {
+		sum, largest = sum+n, max(largest, n)
+	}
+	return sum, largest
+}
+
+// Two deliveries of one event in one claim statement (a late task and the
+// sweep's copy arriving together): one claim, one attempt counted.
+func TestOneEventTwiceInAClaimStatementIsClaimedOnce(t *testing.T) {
+	t.Parallel()
+	m := newMerchant(t, "https://merchant.example/hooks")
+	if m.db.Dialector.Name() != "postgres" {
+		t.Skip("claims share a statement on PostgreSQL only")
+	}
+	ev := m.record(uuid.New(), time.Now())
+	other := m.record(uuid.New(), time.Now())
+	got := m.deliverer(webhooks.Options{}).ClaimTogether(ev.ID, other.ID, ev.ID)
+	if !got[0] || !got[1] || got[2] {
+		t.Fatalf("claims %v, want the first copy and the other event claimed, the second copy not", got)
+	}
+	if a := m.event(ev.ID).Attempts; a != 1 {
+		t.Fatalf("%d attempts counted, want 1", a)
+	}
+}
+
+// Deliveries at the same moment share their claim and outcome statements
+// on PostgreSQL, and each event still gets its own outcome: the merchant
+// gets every event once; the ones it accepted are delivered and the ones
+// it refused wait for their retry, each with one attempt recorded; one
+// that an operator's redelivery settled while the attempt was out stays
+// as the operator left it; one whose attempt cannot be written fails its
+// own task and no other.
+func TestConcurrentDeliveriesOfManyEventsEachGetTheirOutcome(t *testing.T) {
+	t.Parallel()
+	const events = 24
+	var (
+		m                            *merchant
+		ids                          = make([]uuid.UUID, events)
+		settledMeanwhile, unwritable uuid.UUID
+		mu                           sync.Mutex
+		arrived                      = map[uuid.UUID]int{}
+		all                          = make(chan struct{})
+	)
+	refused := func(id uuid.UUID) bool { return id != unwritable && (id == settledMeanwhile || id[15]%2 == 0) }
+	r := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		id := uuid.MustParse(req.Header.Get(webhooks.EventIDHeader))
+		mu.Lock()
+		arrived[id]++
+		if len(arrived) == events {
+			close(all) // every delivery has claimed and sent: their outcomes come together
+		}
+		mu.Unlock()
+		switch id {
+		case settledMeanwhile: // as `payoutd admin webhook redeliver` would
+			m.db.Exec("UPDATE webhook_events SET state = ?, delivered_at = ? WHERE id = ?", models.WebhookDelivered, time.Now(), id)
+		case unwritable:
+			m.db.Exec("INSERT INTO webhook_attempts (event_id, attempt, url, started_at, latency_ms) VALUES (?, 1, 'x', ?, 0)", id, time.Now())
+		}
+		select {
+		case <-all:
+		case <-time.After(5 * time.Second):
+		}
+		if refused(id) {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	t.Cleanup(r.Close)
+	m = newMerchant(t, r.URL)
+	for i := range ids {
+		ids[i] = m.record(uuid.New(), time.Now()).ID
+	}
+	settledMeanwhile, unwritable = ids[0], ids[1]
+	metrics := &groupSizes{}
+	d := m.deliverer(webhooks.Options{Timeout: 10 * time.Second, Schedule: hourly, Metrics: metrics})
+	errs := make([]error, events)
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Go(func() { errs[i] = d.Deliver(context.Background(), id) })
+	}
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	for i, id := range ids {
+		ev := m.event(id)
+		attempts, _ := d.Attempts(context.Background(), id)
+		var later *webhooks.RetryLater
+		want, retry := models.WebhookDelivered, false
+		if refused(id) && id != settledMeanwhile {
+			want, retry = models.WebhookPending, true
+		}
+		switch {
+		case arrived[id] != 1:
+			t.Errorf("event %d sent %d times, want once", i, arrived[id])
+		case id == unwritable:
+			if errs[i] == nil || errors.As(errs[i], &later) || ev.State != models.WebhookPending {
+				t.Errorf("event whose attempt cannot be written: %v, %s; want its task failed, pending", errs[i], ev.State)
+			}
+		case ev.State != want || ev.Attempts != 1 || len(attempts) != 1 || errors.As(errs[i], &later) != retry:
+			t.Errorf("event %d: %s with %d attempts (%d recorded), task %v; want %s, 1, a retry %v",
+				i, ev.State, ev.Attempts, len(attempts), errs[i], want, retry)
+		case want == models.WebhookDelivered && ev.DeliveredAt == nil:
+			t.Errorf("delivered event %d has no delivered_at", i)
+		case retry && (ev.NextAttemptAt == nil || time.Until(*ev.NextAttemptAt) < 30*time.Minute):
+			t.Errorf("refused event %d next at %v, want its retry in about an hour", i, ev.NextAttemptAt)
+		}
+	}
+	if m.db.Dialector.Name() != "postgres" {
+		return
+	}
+	for _, group := range []string{"webhook_claims", "webhook_outcomes"} {
+		if _, largest := metrics.of(group); largest < 2 {
+			t.Errorf("%s: groups of at most %d; want deliveries sharing statements", group, largest)
+		}
+	}
+}

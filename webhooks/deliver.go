@@ -14,6 +14,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/payoutd/payoutd/internal/credentials"
+	"github.com/payoutd/payoutd/internal/groupcommit"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/signature"
 )
@@ -44,6 +45,12 @@ type Deliverer struct {
 	queue    Queue
 	now      func() time.Time
 	metrics  Metrics // never nil
+
+	// On PostgreSQL the claims and outcomes of deliveries that run at the
+	// same moment share one statement each (groups.go).
+	grouped  bool
+	claims   groupcommit.Group[*claimRequest]
+	outcomes groupcommit.Group[*outcomeRequest]
 }
 
 // Options configure a Deliverer.
@@ -72,8 +79,12 @@ func New(o Options) *Deliverer {
 	if o.Metrics == nil {
 		o.Metrics = noMetrics{}
 	}
-	return &Deliverer{db: o.DB, sealer: o.Sealer, guard: o.Guard, client: o.Guard.HTTPClient(o.Timeout), timeout: o.Timeout,
+	d := &Deliverer{db: o.DB, sealer: o.Sealer, guard: o.Guard, client: o.Guard.HTTPClient(o.Timeout), timeout: o.Timeout,
 		schedule: o.Schedule, queue: o.Queue, now: o.Now, metrics: o.Metrics}
+	if o.DB != nil && o.DB.Dialector.Name() == "postgres" {
+		d.startGroups()
+	}
+	return d
 }
 
 // Schedule is the retry schedule in use.
@@ -182,61 +193,6 @@ type readyClaim struct {
 	attempt int
 	row     recipientRow
 }
-
-// claimReady is the usual delivery in one statement, on PostgreSQL: the
-// event claimed (as claim does) only when it is due, no earlier event of
-// its subject is pending and its client has a URL for it, returned with
-// that client's URLs and live credential. It
-// returns nil when any of that does not hold (or on SQLite): then the
-// delivery goes the long way (eventToDeliver, the hold, recipient, claim),
-// which says why. Most deliveries are one claim, one POST and one outcome
-// instead of five statements and the POST (issue #14: a delivery's round
-// trips were half the database's work in the real shape).
-func (d *Deliverer) claimReady(ctx context.Context, id uuid.UUID) (*readyClaim, error) {
-	if d.db.Dialector.Name() != "postgres" {
-		return nil, nil
-	}
-	now := d.now().UTC()
-	var rows []struct {
-		models.WebhookEvent  `gorm:"embedded"`
-		PayoutWebhookURL     string
-		PaymentWebhookURL    string
-		PayoutWebhookURLEnc  string
-		PaymentWebhookURLEnc string
-		CredentialID         *uuid.UUID
-		CallbackSecretEnc    *string
-	}
-	err := d.db.WithContext(ctx).Raw(claimReadySQL,
-		map[string]any{"id": id, "pending": models.WebhookPending, "payment": models.TargetPayment,
-			"now": now, "lease": now.Add(d.timeout + claimLease)}).Scan(&rows).Error
-	if err != nil || len(rows) == 0 {
-		return nil, err
-	}
-	r := rows[0]
-	ev := r.WebhookEvent
-	ev.Attempts-- // as before the claim, as the long way's event
-	return &readyClaim{ev: &ev, attempt: ev.Attempts + 1, row: recipientRow{ID: ev.ClientID,
-		PayoutWebhookURL: r.PayoutWebhookURL, PaymentWebhookURL: r.PaymentWebhookURL,
-		PayoutWebhookURLEnc: r.PayoutWebhookURLEnc, PaymentWebhookURLEnc: r.PaymentWebhookURLEnc,
-		CredentialID: r.CredentialID, CallbackSecretEnc: r.CallbackSecretEnc}}, nil
-}
-
-// claimReadySQL is claimReady's statement: claim's update with the long
-// way's conditions as subqueries, and recipient's join on what it returns.
-const claimReadySQL = `WITH claimed AS (
-	    UPDATE webhook_events e SET attempts = e.attempts + 1, next_attempt_at = @lease, updated_at = @now
-	    WHERE e.id = @id AND e.state = @pending AND (e.next_attempt_at IS NULL OR e.next_attempt_at <= @now)
-	      AND NOT EXISTS (SELECT 1 FROM webhook_events p
-	                      WHERE p.subject_id = e.subject_id AND p.sequence < e.sequence AND p.state = @pending)
-	      AND EXISTS (SELECT 1 FROM clients c WHERE c.id = e.client_id
-	                    AND CASE WHEN e.target = @payment THEN c.payment_webhook_url_enc <> '' OR c.payment_webhook_url <> ''
-	                             ELSE c.payout_webhook_url_enc <> '' OR c.payout_webhook_url <> '' END)
-	    RETURNING e.*
-	)
-	SELECT claimed.*, c.payout_webhook_url, c.payment_webhook_url, c.payout_webhook_url_enc, c.payment_webhook_url_enc,
-	       cr.id AS credential_id, cr.callback_secret_enc
-	FROM claimed JOIN clients c ON c.id = claimed.client_id
-	LEFT JOIN credentials cr ON cr.client_id = c.id AND cr.revoked_at IS NULL`
 
 // deliverClaimed sends an event claimReady claimed and records the outcome.
 // A recipient that cannot be opened (a sealing key dropped, a plain URL)
@@ -574,27 +530,17 @@ func (d *Deliverer) record(ctx context.Context, ev *models.WebhookEvent, n int, 
 // writeOutcome stores the attempt row and the event's new state together.
 // The event changes only while still pending: an operator's redelivery
 // may have delivered it while this attempt was out, and then that outcome
-// stands (settled is false). On PostgreSQL it is one statement, with the
-// attempt's insert as a CTE: one round trip where a transaction took four;
-// it also says whether a later event of the subject waits (laterWaits), so
-// that wakeNext's query runs only then (a later event committed while the
-// statement runs is not seen: it waits out its hold, as one committed
-// between wakeNext's query and its update would). On SQLite laterWaits is
-// always true.
+// stands (settled is false). On PostgreSQL it is one statement shared with
+// the outcomes recorded at the same moment (writeOutcomeGrouped), which
+// also says whether a later event of the subject waits (laterWaits), so
+// that wakeNext's query runs only then. On SQLite it is a transaction of
+// its own and laterWaits is always true.
 func (d *Deliverer) writeOutcome(ctx context.Context, ev *models.WebhookEvent, row models.WebhookAttempt,
 	state models.WebhookState, deliveredAt *time.Time) (settled, laterWaits bool, err error) {
-	now := d.now().UTC()
-	if d.db.Dialector.Name() == "postgres" {
-		var out struct {
-			Changed int64
-			Later   bool
-		}
-		err := d.db.WithContext(ctx).Raw(outcomeSQL,
-			row.EventID, row.Attempt, row.URL, row.StartedAt, row.StatusCode, row.LatencyMS, row.Error, row.NextAttemptAt,
-			state, row.NextAttemptAt, now, deliveredAt, ev.ID, models.WebhookPending,
-			ev.SubjectID, ev.Sequence, models.WebhookPending).Scan(&out).Error
-		return out.Changed == 1, out.Later, err
+	if d.grouped {
+		return d.writeOutcomeGrouped(ev, row, state, deliveredAt)
 	}
+	now := d.now().UTC()
 	err = d.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Create(&row).Error; err != nil {
 			return err
@@ -609,21 +555,6 @@ func (d *Deliverer) writeOutcome(ctx context.Context, ev *models.WebhookEvent, r
 	})
 	return settled, true, err
 }
-
-// outcomeSQL is writeOutcome's statement on PostgreSQL: the attempt's
-// insert, the event's conditional update and whether a later event of the
-// subject waits.
-const outcomeSQL = `WITH attempt AS (
-	    INSERT INTO webhook_attempts (event_id, attempt, url, started_at, status_code, latency_ms, error, next_attempt_at)
-	    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-	), outcome AS (
-	    UPDATE webhook_events SET state = ?, next_attempt_at = ?, updated_at = ?,
-	           delivered_at = COALESCE(?::timestamptz, delivered_at)
-	    WHERE id = ? AND state = ? RETURNING id
-	)
-	SELECT (SELECT count(*) FROM outcome) AS changed,
-	       EXISTS (SELECT 1 FROM webhook_events n
-	               WHERE n.subject_id = ? AND n.sequence > ? AND n.state = ? AND n.attempts = 0) AS later`
 
 // count records a recorded attempt in the metrics.
 func (d *Deliverer) count(ev *models.WebhookEvent, a attemptResult, state models.WebhookState) {

@@ -20,6 +20,9 @@ type Metrics interface {
 	// (an Outcome* constant) and how long it took; the time of a blocked
 	// attempt means nothing.
 	WebhookAttempt(event, outcome string, took time.Duration)
+	// GroupRun records one group of deliveries that shared a statement
+	// (webhook_claims, webhook_outcomes): its size and how long it took.
+	GroupRun(group string, size int, took time.Duration)
 }
 
 // noMetrics counts nothing: New puts it in place of a nil Options.Metrics,
@@ -27,3 +30,4 @@ type Metrics interface {
 type noMetrics struct{}
 
 func (noMetrics) WebhookAttempt(event, outcome string, took time.Duration) {}
+func (noMetrics) GroupRun(group string, size int, took time.Duration)      {}
