@@ -15,6 +15,8 @@
 // the task is archived in asynq and the event marked failed, for operators
 // to redeliver. Each attempt is claimed on the event row before it is sent,
 // so a task that runs late and the sweep's copy of it never both send.
+// On PostgreSQL the deliveries running at the same moment share their claim
+// and outcome statements (groups.go); each POST is its own.
 // Events of one subject are delivered in order. Receivers dedupe on the
 // event id: delivery is at least once.
 //

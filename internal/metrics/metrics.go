@@ -258,7 +258,7 @@ func (m *Metrics) ReconcileDone(problems int, when time.Time) {
 // GroupRun records one group of requests that shared a write, a pipeline
 // or a query (internal/groupcommit): its size and how long it took.
 // group is one of a few fixed names (create, move, inline_submit,
-// signature_records, wallet_reads).
+// signature_records, wallet_reads, webhook_claims, webhook_outcomes).
 func (m *Metrics) GroupRun(group string, size int, took time.Duration) {
 	if m == nil {
 		return
