@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql/driver"
 	"encoding/json"
+	"maps"
 	"strings"
 	"time"
 
@@ -91,12 +92,19 @@ func (d *Deliverer) claimReady(_ context.Context, id uuid.UUID) (*readyClaim, er
 	return req.claim, req.err
 }
 
-// claimReadySQL is claimReady's statement for a group of event ids:
-// claim's update with the long way's conditions as subqueries, and
-// recipient's join on what it returns.
-const claimReadySQL = `WITH claimed AS (
+// claimReadySQL is claimReady's statement for a group of event ids
+// (@ids), and claimOneSQL for a lone delivery's (@id): claim's update
+// with the long way's conditions as subqueries, and recipient's join on
+// what it returns.
+var (
+	claimReadySQL = claimSQL("e.id = ANY(CAST(@ids AS uuid[]))")
+	claimOneSQL   = claimSQL("e.id = @id")
+)
+
+func claimSQL(events string) string {
+	return `WITH claimed AS (
 	    UPDATE webhook_events e SET attempts = e.attempts + 1, next_attempt_at = @lease, updated_at = @now
-	    WHERE e.id = ANY(CAST(@ids AS uuid[])) AND e.state = @pending AND (e.next_attempt_at IS NULL OR e.next_attempt_at <= @now)
+	    WHERE ` + events + ` AND e.state = @pending AND (e.next_attempt_at IS NULL OR e.next_attempt_at <= @now)
 	      AND NOT EXISTS (SELECT 1 FROM webhook_events p
 	                      WHERE p.subject_id = e.subject_id AND p.sequence < e.sequence AND p.state = @pending)
 	      AND EXISTS (SELECT 1 FROM clients c WHERE c.id = e.client_id
@@ -108,6 +116,7 @@ const claimReadySQL = `WITH claimed AS (
 	       cr.id AS credential_id, cr.callback_secret_enc
 	FROM claimed JOIN clients c ON c.id = claimed.client_id
 	LEFT JOIN credentials cr ON cr.client_id = c.id AND cr.revoked_at IS NULL`
+}
 
 // claimedRow is a row of claimReadySQL.
 type claimedRow struct {
@@ -131,9 +140,13 @@ func (d *Deliverer) claimGroup(group []*groupcommit.Request[*claimRequest]) {
 		ids[i] = req.Item.id
 	}
 	now := d.now().UTC()
+	query, args := claimReadySQL, map[string]any{"ids": ids, "pending": models.WebhookPending,
+		"payment": models.TargetPayment, "now": now, "lease": now.Add(d.timeout + claimLease)}
+	if len(group) == 1 { // a lone delivery: its id as a scalar, cheaper to plan and run
+		query, args["id"] = claimOneSQL, ids[0]
+	}
 	var rows []claimedRow
-	err := d.db.WithContext(ctx).Raw(claimReadySQL, map[string]any{"ids": ids, "pending": models.WebhookPending,
-		"payment": models.TargetPayment, "now": now, "lease": now.Add(d.timeout + claimLease)}).Scan(&rows).Error
+	err := d.db.WithContext(ctx).Raw(query, args).Scan(&rows).Error
 	claimed := make(map[uuid.UUID]*claimedRow, len(rows))
 	for i := range rows {
 		claimed[rows[i].ID] = &rows[i]
@@ -193,6 +206,22 @@ const outcomeSQL = `WITH input AS (
 	               AND n.state = @pending AND n.attempts = 0) AS later_waits
 	FROM input i`
 
+// outcomeOneSQL is outcomeSQL for a lone delivery, its input as scalars
+// (@event_id, @attempt, …) rather than JSON: cheaper to plan and run, and
+// a lone delivery is the usual case while deliveries keep up.
+const outcomeOneSQL = `WITH attempts AS (
+	    INSERT INTO webhook_attempts (event_id, attempt, url, started_at, status_code, latency_ms, error, next_attempt_at)
+	    VALUES (@event_id, @attempt, @url, @started_at, @status_code, @latency_ms, @error, @next_attempt_at)
+	), outcomes AS (
+	    UPDATE webhook_events SET state = @state, next_attempt_at = @next_attempt_at, updated_at = @now,
+	           delivered_at = COALESCE(CAST(@delivered_at AS timestamptz), delivered_at)
+	    WHERE id = @event_id AND state = @pending
+	    RETURNING id
+	)
+	SELECT CAST(@event_id AS uuid) AS event_id, EXISTS (SELECT 1 FROM outcomes) AS settled,
+	       EXISTS (SELECT 1 FROM webhook_events n WHERE n.subject_id = @subject_id AND n.sequence > @sequence
+	               AND n.state = @pending AND n.attempts = 0) AS later_waits`
+
 // outcomeGroup records a group's outcomes in one statement. Should it
 // fail, each outcome is tried alone, so that one that cannot be written
 // holds no other back.
@@ -215,22 +244,31 @@ func (d *Deliverer) outcomeGroup(group []*groupcommit.Request[*outcomeRequest]) 
 func (d *Deliverer) recordOutcomes(group []*groupcommit.Request[*outcomeRequest]) error {
 	ctx, cancel := context.WithTimeout(context.Background(), groupTimeout)
 	defer cancel()
-	inputs := make([]outcomeInput, len(group))
-	for i, req := range group {
-		inputs[i] = req.Item.in
-	}
-	input, err := json.Marshal(inputs)
-	if err != nil {
-		return err
+	query, args := outcomeSQL, map[string]any{"now": d.now().UTC(), "pending": models.WebhookPending}
+	if len(group) == 1 {
+		in := group[0].Item.in
+		query = outcomeOneSQL
+		maps.Copy(args, map[string]any{"event_id": in.EventID, "attempt": in.Attempt, "url": in.URL,
+			"started_at": in.StartedAt, "status_code": in.StatusCode, "latency_ms": in.LatencyMS, "error": in.Error,
+			"next_attempt_at": in.NextAttemptAt, "state": in.State, "delivered_at": in.DeliveredAt,
+			"subject_id": in.SubjectID, "sequence": in.Sequence})
+	} else {
+		inputs := make([]outcomeInput, len(group))
+		for i, req := range group {
+			inputs[i] = req.Item.in
+		}
+		input, err := json.Marshal(inputs)
+		if err != nil {
+			return err
+		}
+		args["input"] = string(input)
 	}
 	var rows []struct {
 		EventID    uuid.UUID
 		Settled    bool
 		LaterWaits bool
 	}
-	err = d.db.WithContext(ctx).Raw(outcomeSQL, map[string]any{"input": string(input), "now": d.now().UTC(),
-		"pending": models.WebhookPending}).Scan(&rows).Error
-	if err != nil {
+	if err := d.db.WithContext(ctx).Raw(query, args).Scan(&rows).Error; err != nil {
 		return err
 	}
 	found := make(map[uuid.UUID]int, len(rows))
