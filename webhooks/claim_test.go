@@ -546,15 +546,22 @@ func TestRecordAllChoosesTheTargetsURL(t *testing.T) {
 	}
 }
 
+// newCountedEvent is a merchant whose receiver counts what it gets, and a
+// pending event of it.
+func newCountedEvent(t *testing.T) (*merchant, *atomic.Int32, *models.WebhookEvent) {
+	t.Helper()
+	hits := &atomic.Int32{}
+	r := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
+	t.Cleanup(r.Close)
+	m := newMerchant(t, r.URL)
+	return m, hits, m.record(uuid.New(), time.Now())
+}
+
 // A merchant who removes its webhook URL while an event is pending gets
 // nothing more: the event ends no_url with no attempt spent or recorded.
 func TestEventOfAURLRemovedMeanwhileEndsWithoutAttempt(t *testing.T) {
 	t.Parallel()
-	var hits atomic.Int32
-	r := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { hits.Add(1) }))
-	t.Cleanup(r.Close)
-	m := newMerchant(t, r.URL)
-	ev := m.record(uuid.New(), time.Now())
+	m, hits, ev := newCountedEvent(t)
 	if _, err := admin.UpdateClient(context.Background(), m.deps, m.id, map[string]string{"payout-webhook-url": ""}); err != nil {
 		t.Fatal(err)
 	}
@@ -575,11 +582,7 @@ func TestEventOfAURLRemovedMeanwhileEndsWithoutAttempt(t *testing.T) {
 // goes out.
 func TestUnopenableCallbackSecretSpendsNoAttempt(t *testing.T) {
 	t.Parallel()
-	var hits atomic.Int32
-	r := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { hits.Add(1) }))
-	t.Cleanup(r.Close)
-	m := newMerchant(t, r.URL)
-	ev := m.record(uuid.New(), time.Now())
+	m, hits, ev := newCountedEvent(t)
 	if err := m.db.Exec("UPDATE credentials SET callback_secret_enc = ? WHERE client_id = ?", "v2:unknown:AAAA", m.id).Error; err != nil {
 		t.Fatal(err)
 	}

@@ -344,7 +344,7 @@ func (d *Deliverer) wakeNext(ctx context.Context, ev *models.WebhookEvent) {
 // a delivery's reads are most of its round trips.
 func (d *Deliverer) recipient(ctx context.Context, ev *models.WebhookEvent) (string, string, error) {
 	var rows []recipientRow
-	err := d.db.WithContext(ctx).Raw(`SELECT c.id, c.payout_webhook_url, c.payment_webhook_url,
+	err := d.db.WithContext(ctx).Raw(`SELECT c.payout_webhook_url, c.payment_webhook_url,
 		       c.payout_webhook_url_enc, c.payment_webhook_url_enc,
 		       cr.id AS credential_id, cr.callback_secret_enc
 		FROM clients c LEFT JOIN credentials cr ON cr.client_id = c.id AND cr.revoked_at IS NULL
@@ -360,7 +360,6 @@ func (d *Deliverer) recipient(ctx context.Context, ev *models.WebhookEvent) (str
 
 // recipientRow is a client's webhook URLs and its live credential, as read.
 type recipientRow struct {
-	ID                   uuid.UUID
 	PayoutWebhookURL     string
 	PaymentWebhookURL    string
 	PayoutWebhookURLEnc  string
@@ -375,7 +374,7 @@ func (d *Deliverer) openRecipient(ev *models.WebhookEvent, r recipientRow) (stri
 	if r.CredentialID == nil || r.CallbackSecretEnc == nil {
 		return "", "", fmt.Errorf("callback secret of client %s: %w", ev.ClientID, gorm.ErrRecordNotFound)
 	}
-	client := models.Client{ID: r.ID, PayoutWebhookURL: r.PayoutWebhookURL, PaymentWebhookURL: r.PaymentWebhookURL,
+	client := models.Client{ID: ev.ClientID, PayoutWebhookURL: r.PayoutWebhookURL, PaymentWebhookURL: r.PaymentWebhookURL,
 		PayoutWebhookURLEnc: r.PayoutWebhookURLEnc, PaymentWebhookURLEnc: r.PaymentWebhookURLEnc}
 	cred := models.Credential{ID: *r.CredentialID, CallbackSecretEnc: *r.CallbackSecretEnc}
 	secret, err := d.sealer.Open(cred.CallbackSecretEnc, credentials.CredentialBinding(ev.ClientID, cred.ID, credentials.FieldCallbackSecret))

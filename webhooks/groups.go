@@ -120,13 +120,8 @@ func claimSQL(events string) string {
 
 // claimedRow is a row of claimReadySQL.
 type claimedRow struct {
-	models.WebhookEvent  `gorm:"embedded"`
-	PayoutWebhookURL     string
-	PaymentWebhookURL    string
-	PayoutWebhookURLEnc  string
-	PaymentWebhookURLEnc string
-	CredentialID         *uuid.UUID
-	CallbackSecretEnc    *string
+	models.WebhookEvent `gorm:"embedded"`
+	Recipient           recipientRow `gorm:"embedded"`
 }
 
 // claimGroup claims a group's events in one statement. Two deliveries of
@@ -164,10 +159,7 @@ func (d *Deliverer) claimGroup(group []*groupcommit.Request[*claimRequest]) {
 func (r *claimedRow) readyClaim() *readyClaim {
 	ev := r.WebhookEvent
 	ev.Attempts-- // as before the claim, as the long way's event
-	return &readyClaim{ev: &ev, attempt: ev.Attempts + 1, row: recipientRow{ID: ev.ClientID,
-		PayoutWebhookURL: r.PayoutWebhookURL, PaymentWebhookURL: r.PaymentWebhookURL,
-		PayoutWebhookURLEnc: r.PayoutWebhookURLEnc, PaymentWebhookURLEnc: r.PaymentWebhookURLEnc,
-		CredentialID: r.CredentialID, CallbackSecretEnc: r.CallbackSecretEnc}}
+	return &readyClaim{ev: &ev, attempt: ev.Attempts + 1, row: r.Recipient}
 }
 
 // writeOutcomeGrouped is writeOutcome on PostgreSQL.
