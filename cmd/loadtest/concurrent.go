@@ -141,6 +141,9 @@ type concurrentRun struct {
 	spread   *Fixture // the clients' wallets and more, -concurrent-wallets in all
 	evidence *evidenceRun
 	workerPP string // the worker's pprof address with -evidence
+	// workerMetrics is where the worker serves /metrics with -evidence
+	// (METRICS_ADDR, operator credentials made up): its group commits.
+	workerMetrics *serverProfile
 	// sink receives the webhooks of the merchants hooked, the first of
 	// spread's clients (-concurrent-webhooks); nil without.
 	sink   *webhookSink
@@ -177,7 +180,16 @@ func measureConcurrent(ctx context.Context, s *runSetup, bin *payoutdBinary, cfg
 		if cr.workerPP, err = freeLoopbackAddr(); err != nil {
 			return nil, err
 		}
-		workerCfg.extraEnv = append(slices.Clone(cfg.extraEnv), "LOADTEST_PPROF_ADDR="+cr.workerPP)
+		if cr.workerMetrics, err = newServerProfile("", 0); err != nil {
+			return nil, err
+		}
+		metricsAddr, err := freeLoopbackAddr()
+		if err != nil {
+			return nil, err
+		}
+		cr.workerMetrics.base = "http://" + metricsAddr
+		workerCfg.extraEnv = append(slices.Clone(cfg.extraEnv), "LOADTEST_PPROF_ADDR="+cr.workerPP, "METRICS_ADDR="+metricsAddr)
+		workerCfg.extraEnv = append(workerCfg.extraEnv, cr.workerMetrics.env()...)
 	}
 	progress(stderr, "concurrent: starting `payoutd worker`, which runs through the three sub-phases")
 	if cr.worker, err = startWorker(bin, workerCfg, stderr); err != nil {
@@ -477,9 +489,10 @@ func (r *concurrentResult) reconcile(ctx context.Context, s *runSetup) error {
 	return nil
 }
 
-// evidenceHooks are the sub-phase's evidence: the sampler and the CPU
+// evidenceHooks are the sub-phase's evidence: the sampler, the CPU
 // profiles of the api (its /debug/pprof, with operator credentials added
-// to apiCfg) and of the worker (the overlay's listener).
+// to apiCfg) and of the worker (the overlay's listener), and both
+// processes' group commits (their /metrics).
 func (cr *concurrentRun) evidenceHooks(name string, apiCfg *serverConfig) (*phaseEvidence, []windowHooks, error) {
 	dir := cr.evidence.dir
 	ev := &phaseEvidence{Dir: dir, Profiles: map[string]string{
@@ -496,7 +509,8 @@ func (cr *concurrentRun) evidenceHooks(name string, apiCfg *serverConfig) (*phas
 	ev.StatementsUnavailable = cr.evidence.pgssUnavailable
 	// Closed last first: the CPU windows (added after these) close before
 	// the profiles are waited for.
-	return ev, []windowHooks{apiProf, workerProf, sampler, &groupStages{prof: apiProf, ev: ev}}, nil
+	return ev, []windowHooks{apiProf, workerProf, sampler, &groupStages{prof: apiProf, ev: ev},
+		&groupStages{prof: cr.workerMetrics, ev: ev, process: "worker"}}, nil
 }
 
 // finishEvidence notes the profiles' failures, reads their tops and

@@ -98,7 +98,8 @@ type phaseEvidence struct {
 	RedisPingP50MS float64 `json:"redis_ping_p50_ms"`
 	RedisPingP99MS float64 `json:"redis_ping_p99_ms"`
 	RedisPingMaxMS float64 `json:"redis_ping_max_ms"`
-	// Groups are the api's group commits over the window (groupStages).
+	// Groups are the api's and the worker's group commits over the window
+	// (groupStages).
 	Groups      []groupStage        `json:"groups,omitempty"`
 	Profiles    map[string]string   `json:"profiles,omitempty"` // process → file
 	ProfileTops map[string][]string `json:"-"`

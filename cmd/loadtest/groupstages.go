@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -20,6 +21,7 @@ import (
 // create's insert, the inline submit's vendor call and move, the signature
 // records, the wallet reads) without instrumenting the service.
 type groupStage struct {
+	Process   string  `json:"process,omitempty"` // "worker"; the api's have none
 	Group     string  `json:"group"`
 	Runs      int64   `json:"runs"`
 	MeanSize  float64 `json:"mean_size"`
@@ -29,25 +31,31 @@ type groupStage struct {
 
 // text is the stage on one line of a report.
 func (g groupStage) text() string {
+	name := g.Group
+	if g.Process != "" {
+		name = g.Process + " " + g.Group
+	}
 	return fmt.Sprintf("%-17s %6d runs, %5.1f requests each, %6.2f ms a run, %.2f leaders busy",
-		g.Group, g.Runs, g.MeanSize, g.MeanRunMS, g.BusyShare)
+		name, g.Runs, g.MeanSize, g.MeanRunMS, g.BusyShare)
 }
 
-// groupStages is a windowHooks that reads the api's /metrics (operator
-// credentials of prof, the api's CPU profile, which the run made up) when
-// the window opens and when it closes, and stores the difference in ev.
+// groupStages is a windowHooks that reads a process's /metrics (at
+// prof's base, with the operator credentials the run made up for it) when
+// the window opens and when it closes, and adds the difference to ev:
+// the api's, or with -evidence the worker's too (process "worker").
 type groupStages struct {
-	prof  *serverProfile
-	ev    *phaseEvidence
-	start map[string]float64
-	at    time.Time
+	prof    *serverProfile
+	ev      *phaseEvidence
+	process string
+	start   map[string]float64
+	at      time.Time
 }
 
 func (g *groupStages) opened() {
 	g.at = time.Now()
 	var err error
 	if g.start, err = g.scrape(); err != nil {
-		g.ev.Errors = append(g.ev.Errors, "group stages: "+err.Error())
+		g.ev.Errors = append(g.ev.Errors, cmp.Or(g.process, "api")+" group stages: "+err.Error())
 	}
 }
 
@@ -58,10 +66,14 @@ func (g *groupStages) closed() {
 	window := time.Since(g.at).Seconds()
 	end, err := g.scrape()
 	if err != nil {
-		g.ev.Errors = append(g.ev.Errors, "group stages: "+err.Error())
+		g.ev.Errors = append(g.ev.Errors, cmp.Or(g.process, "api")+" group stages: "+err.Error())
 		return
 	}
-	g.ev.Groups = stagesBetween(g.start, end, window)
+	stages := stagesBetween(g.start, end, window)
+	for i := range stages {
+		stages[i].Process = g.process
+	}
+	g.ev.Groups = append(g.ev.Groups, stages...)
 }
 
 // groupSeries matches the sums and counts of the two group metrics.

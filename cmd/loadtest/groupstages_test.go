@@ -87,3 +87,11 @@ func TestReportShowsTheGroupStages(t *testing.T) {
 		}
 	}
 }
+
+// The worker's group commits are told from the api's on the report.
+func TestWorkerGroupStagesAreMarked(t *testing.T) {
+	g := groupStage{Process: "worker", Group: "webhook_claims", Runs: 10, MeanSize: 6.5, MeanRunMS: 4.1, BusyShare: 0.44}
+	if got, want := g.text(), "worker webhook_claims     10 runs,   6.5 requests each,   4.10 ms a run, 0.44 leaders busy"; got != want {
+		t.Fatalf("text\n got %q\nwant %q", got, want)
+	}
+}
