@@ -646,6 +646,29 @@ func TestOneEventTwiceInAClaimStatementIsClaimedOnce(t *testing.T) {
 	}
 }
 
+// Outcomes recorded in one statement each find their own event: one an
+// operator's redelivery settled meanwhile is left as it is (not settled),
+// the others are settled.
+func TestOutcomesInOneStatementEachFindTheirEvent(t *testing.T) {
+	t.Parallel()
+	m := newMerchant(t, "https://merchant.example/hooks")
+	if m.db.Dialector.Name() != "postgres" {
+		t.Skip("outcomes share a statement on PostgreSQL only")
+	}
+	events := []*models.WebhookEvent{m.record(uuid.New(), time.Now()), m.record(uuid.New(), time.Now()), m.record(uuid.New(), time.Now())}
+	if err := m.db.Exec("UPDATE webhook_events SET state = ? WHERE id = ?", models.WebhookDelivered, events[1].ID).Error; err != nil {
+		t.Fatal(err)
+	}
+	if got := m.deliverer(webhooks.Options{}).RecordTogether(events...); !got[0] || got[1] || !got[2] {
+		t.Fatalf("settled %v, want [true false true]", got)
+	}
+	for i, ev := range events {
+		if after := m.event(ev.ID); after.State != models.WebhookDelivered {
+			t.Errorf("event %d is %s, want delivered", i, after.State)
+		}
+	}
+}
+
 // Deliveries at the same moment share their claim and outcome statements
 // on PostgreSQL, and each event still gets its own outcome: the merchant
 // gets every event once; the ones it accepted are delivered and the ones

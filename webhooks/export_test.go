@@ -4,6 +4,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/payoutd/payoutd/internal/groupcommit"
+	"github.com/payoutd/payoutd/models"
 )
 
 // ClaimTogether runs one claim statement for ids, as deliveries that
@@ -20,4 +21,22 @@ func (d *Deliverer) ClaimTogether(ids ...uuid.UUID) []bool {
 		claimed[i] = req.Item.claim != nil
 	}
 	return claimed
+}
+
+// RecordTogether records, in one outcome statement (PostgreSQL), attempt 1
+// of each event as delivered, and says which of them it settled (those
+// still pending).
+func (d *Deliverer) RecordTogether(events ...*models.WebhookEvent) []bool {
+	group := make([]*groupcommit.Request[*outcomeRequest], len(events))
+	now := d.now().UTC()
+	for i, ev := range events {
+		group[i] = groupcommit.NewRequest(&outcomeRequest{in: outcomeInput{EventID: ev.ID, Attempt: 1, URL: "https://merchant.example/",
+			StartedAt: now, State: models.WebhookDelivered, DeliveredAt: &now, SubjectID: ev.SubjectID, Sequence: ev.Sequence}})
+	}
+	d.outcomeGroup(group)
+	settled := make([]bool, len(events))
+	for i, req := range group {
+		settled[i] = req.Item.settled && req.Item.err == nil
+	}
+	return settled
 }
