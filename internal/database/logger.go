@@ -50,6 +50,16 @@ func (l quietLogger) ParamsFilter(ctx context.Context, sql string, params ...any
 	return sql, nil
 }
 
+// Raw(...).Scan runs its statement under gorm's trace recorder, which
+// renders the statement with the values of its own filter, not the
+// logger's (ParameterizedQueries is not asked), and then hands that text
+// to the logger: a slow or failed Scan logged its values. Every gorm
+// handle of the process renders statements without values instead; the
+// recorder's text is only ever logged.
+func init() {
+	logger.RecorderParamsFilter = func(_ context.Context, sql string, _ ...any) (string, []any) { return sql, nil }
+}
+
 // expected errors are answers the caller handles: no row, a duplicate key.
 func expected(err error) bool {
 	if errors.Is(err, gorm.ErrRecordNotFound) || errors.Is(err, gorm.ErrDuplicatedKey) {
