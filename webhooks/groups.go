@@ -1,10 +1,12 @@
 package webhooks
 
 import (
+	"bytes"
 	"context"
 	"database/sql/driver"
 	"encoding/json"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -66,11 +68,29 @@ const groupTimeout = 15 * time.Second
 func (d *Deliverer) startGroups() {
 	d.grouped = true
 	d.claims = groupcommit.Group[*claimRequest]{MaxLeaders: groupLeaders, BusyAt: groupBusyAt,
-		Next: groupcommit.First[*claimRequest](maxGroup), Run: d.claimGroup,
+		Next: inEventOrder(func(r *claimRequest) uuid.UUID { return r.id }), Run: d.claimGroup,
 		Observe: func(size int, took time.Duration) { d.metrics.GroupRun("webhook_claims", size, took) }}
 	d.outcomes = groupcommit.Group[*outcomeRequest]{MaxLeaders: groupLeaders, BusyAt: groupBusyAt,
-		Next: groupcommit.First[*outcomeRequest](maxGroup), Run: d.outcomeGroup,
+		Next: inEventOrder(func(r *outcomeRequest) uuid.UUID { return r.in.EventID }), Run: d.outcomeGroup,
 		Observe: func(size int, took time.Duration) { d.metrics.GroupRun("webhook_outcomes", size, took) }}
+}
+
+// inEventOrder takes a group off the queue as groupcommit.First does and
+// orders it by event id, so that the statements of two worker processes
+// take their rows' locks in one order (the primary key's, as an index scan
+// of = ANY does anyway; the outcomes' join usually follows its input) and
+// one waits for the other instead of both deadlocking. Two processes hold
+// the same events at once only when a task and its sweep copy meet.
+func inEventOrder[T any](eventOf func(T) uuid.UUID) func(queue []*groupcommit.Request[T]) (group, rest []*groupcommit.Request[T]) {
+	first := groupcommit.First[T](maxGroup)
+	return func(queue []*groupcommit.Request[T]) (group, rest []*groupcommit.Request[T]) {
+		group, rest = first(queue)
+		slices.SortStableFunc(group, func(a, b *groupcommit.Request[T]) int {
+			x, y := eventOf(a.Item), eventOf(b.Item)
+			return bytes.Compare(x[:], y[:])
+		})
+		return group, rest
+	}
 }
 
 // claimReady is the usual delivery's first statement, on PostgreSQL: the

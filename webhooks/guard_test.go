@@ -2,8 +2,15 @@ package webhooks
 
 import (
 	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/netip"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 func TestGuardAddresses(t *testing.T) {
@@ -101,5 +108,68 @@ func TestScheduleSpansTheWindow(t *testing.T) {
 	again, _ := s.After(id, 2)
 	if again != second {
 		t.Fatal("the wait of an attempt is not stable")
+	}
+}
+
+// A burst of deliveries to one merchant whose backend speaks only
+// HTTP/1.1 takes as many connections as deliveries at once; the next
+// burst reuses them instead of opening (and, over https, handshaking)
+// new ones. With four idle connections kept per host, twelve of the
+// second burst's sixteen were new.
+func TestDeliveryBurstsReuseTheirConnections(t *testing.T) {
+	t.Parallel()
+	const burst = 16
+	var mu sync.Mutex
+	newConns, arrived := 0, 0
+	allIn := make(chan struct{})
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		mu.Lock()
+		arrived++
+		wait := allIn
+		if arrived%burst == 0 {
+			close(allIn)
+			allIn = make(chan struct{})
+		}
+		mu.Unlock()
+		select { // every delivery of the burst is under way at once
+		case <-wait:
+		case <-time.After(5 * time.Second):
+		}
+	}))
+	srv.Config.ConnState = func(_ net.Conn, state http.ConnState) {
+		if state == http.StateNew {
+			mu.Lock()
+			newConns++
+			mu.Unlock()
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	client := (Guard{}).HTTPClient(10 * time.Second)
+	opened := func() int {
+		before := func() int { mu.Lock(); defer mu.Unlock(); return newConns }()
+		var wg sync.WaitGroup
+		for range burst {
+			wg.Go(func() {
+				resp, err := client.Post(srv.URL, "application/json", strings.NewReader(`{}`))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			})
+		}
+		wg.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		return newConns - before
+	}
+	if n := opened(); n != burst {
+		t.Fatalf("first burst opened %d connections, want %d (one per delivery under way)", n, burst)
+	}
+	if n := opened(); n != 0 {
+		t.Errorf("second burst opened %d new connections, want 0: the first burst's were not kept", n)
 	}
 }
