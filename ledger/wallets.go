@@ -126,7 +126,7 @@ func applyAll(tx *gorm.DB, changes map[uuid.UUID]*walletChange, now time.Time, p
 	// gorm, so its errors are translated here as gorm does for its own: a
 	// connection that broke under it is the database being unavailable
 	// (503), not an unknown failure (500).
-	rows, err := tx.Statement.ConnPool.QueryContext(tx.Statement.Context, applyAllSQL, append(applyAllArgs(order, changes, now), postings.args()...)...)
+	rows, err := database.QueryDirect(tx.Statement.Context, tx, applyAllSQL, append(applyAllArgs(order, changes, now), postings.args()...)...)
 	if err != nil {
 		return models.TranslateDBError(tx, err)
 	}

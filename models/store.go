@@ -9,6 +9,8 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+
+	"github.com/payoutd/payoutd/internal/database"
 )
 
 // Store reads and writes clients, credentials and wallets. Public methods
@@ -220,7 +222,7 @@ func (s *Store) FindWallets(ctx context.Context, ids []uuid.UUID) ([]Wallet, err
 		for i, id := range ids {
 			array[i] = id
 		}
-		rows, err = s.DB.Statement.ConnPool.QueryContext(ctx, columns+` WHERE id = ANY($1::uuid[])`, array)
+		rows, err = database.QueryDirect(ctx, s.DB, columns+` WHERE id = ANY($1::uuid[])`, array)
 	} else {
 		rows, err = s.DB.WithContext(ctx).Raw(columns+` WHERE id IN ?`, ids).Rows()
 	}

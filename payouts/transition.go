@@ -250,8 +250,7 @@ func writeStatusAudited(tx *gorm.DB, ids []uuid.UUID, from models.DisbursementSt
 	    ORDER BY moved.id, s.step
 	)
 	SELECT count(*) FROM moved`)
-	var moved int64
-	err := tx.Statement.ConnPool.QueryRowContext(tx.Statement.Context, sql.String(), args...).Scan(&moved)
+	moved, err := countOf(tx, sql.String(), args)
 	if err != nil {
 		return models.TranslateDBError(tx, err)
 	}
@@ -502,4 +501,25 @@ func idsOf(ds []*models.Disbursement) []uuid.UUID {
 		ids[i] = d.ID
 	}
 	return ids
+}
+
+// countOf runs a statement whose one row is a count, on tx's connection
+// outside gorm (database.QueryDirect).
+func countOf(tx *gorm.DB, query string, args []any) (int64, error) {
+	rows, err := database.QueryDirect(tx.Statement.Context, tx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	var n int64
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return 0, err
+		}
+		return 0, errors.New("payouts: the count statement returned no row")
+	}
+	if err := rows.Scan(&n); err != nil {
+		return 0, err
+	}
+	return n, rows.Close()
 }

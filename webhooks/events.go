@@ -161,7 +161,7 @@ func recordInOneStatement(tx *gorm.DB, events []models.WebhookEvent, now time.Ti
 		ids[i], clients[i], subjects[i] = e.ID, e.ClientID, e.SubjectID
 		names[i], targets[i], bodies[i] = e.Event, string(e.Target), e.Body
 	}
-	rows, err := tx.Statement.ConnPool.QueryContext(tx.Statement.Context, recordAllSQL, ids, clients, names, subjects, targets, bodies,
+	rows, err := database.QueryDirect(tx.Statement.Context, tx, recordAllSQL, ids, clients, names, subjects, targets, bodies,
 		string(models.TargetPayment), string(models.WebhookPending), string(models.WebhookNoURL), now.UTC())
 	if err != nil {
 		return models.TranslateDBError(tx, err)

@@ -2,6 +2,7 @@ package database
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"time"
 
@@ -67,4 +68,19 @@ func expected(err error) bool {
 	}
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == "23505"
+}
+
+// QueryDirect runs query on db's connection (its transaction's, inside
+// one) without gorm's callbacks: for the hot statements that bind arrays,
+// which gorm would expand, and scan their own rows. It is logged as gorm
+// logs its statements, when slow or failed for an unexpected reason and
+// without its values, so that the money statements that take this way are
+// seen too. The time is until the first row is ready: the statement has
+// run by then (each of them writes in a data-modifying CTE, or is one
+// indexed read).
+func QueryDirect(ctx context.Context, db *gorm.DB, query string, args ...any) (*sql.Rows, error) {
+	begin := time.Now()
+	rows, err := db.Statement.ConnPool.QueryContext(ctx, query, args...)
+	db.Logger.Trace(ctx, begin, func() (string, int64) { return query, -1 }, err)
+	return rows, err
 }

@@ -76,6 +76,14 @@ func TestLoggedStatementsCarryNoValues(t *testing.T) {
 			var rows []struct{ AccountNo string }
 			return db.Raw(strings.Replace(sql, "?", "@account", 1), map[string]any{"account": value}).Scan(&rows).Error
 		},
+		// The hot statements that bypass gorm's callbacks.
+		"QueryDirect": func(sql, value string) error {
+			rows, err := QueryDirect(context.Background(), db, sql, value)
+			if err == nil {
+				rows.Close()
+			}
+			return err
+		},
 	}
 	for name, statement := range run {
 		out.Reset()

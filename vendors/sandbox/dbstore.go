@@ -9,6 +9,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/payoutd/payoutd/internal/database"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/vendors"
 )
@@ -205,7 +206,7 @@ func (s *DBStore) recordSubmitsAsArrays(ctx context.Context, vendor string, ps [
 		}
 		reasons[i] = finals[i].Reason
 	}
-	return s.db.Statement.ConnPool.QueryContext(ctx, `INSERT INTO sandbox_payouts
+	return database.QueryDirect(ctx, s.db, `INSERT INTO sandbox_payouts
 		(reference, vendor, bank_code, account_no, transfer_type, amount,
 		 submit_calls, answer_lost, final_status, failure_reason, accepted_at, updated_at)
 		SELECT u.reference, $1, u.bank_code, u.account_no, u.transfer_type, u.amount,
