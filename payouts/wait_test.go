@@ -286,3 +286,44 @@ func TestHangUpMidSubmitLeavesAConsistentPayout(t *testing.T) {
 	}
 	f.reconciled()
 }
+
+// A create that queues while another's vendor call is still out gets a
+// call of its own instead of waiting for that one to answer: with a
+// vendor that takes its time, each merchant waits about as long as the
+// vendor, not for the call before theirs as well. Both are paid once.
+func TestInlineSubmitDoesNotWaitForASlowCallBeforeIt(t *testing.T) {
+	f, svc, v := inlineFixture(t, time.Hour)
+	v.reached, v.hold = make(chan struct{}, 2), make(chan struct{})
+	var wg sync.WaitGroup
+	answers := make([]*models.Disbursement, 2)
+	submit := func(i int, created *Created) {
+		wg.Go(func() {
+			got, err := svc.SubmitAndWait(context.Background(), created, time.Minute)
+			if err != nil {
+				t.Error(err)
+			}
+			answers[i] = got
+		})
+	}
+	submit(0, f.createInline(svc, "1234567890"))
+	<-v.reached // the first call is out, and the vendor does not answer yet
+	submit(1, f.createInline(svc, "1234567891"))
+	select {
+	case <-v.reached:
+	case <-time.After(10 * time.Second):
+		close(v.hold)
+		wg.Wait()
+		t.Fatal("the second create's submit waited for the first's vendor call to answer")
+	}
+	close(v.hold)
+	wg.Wait()
+	for i, d := range answers {
+		if d == nil || d.Status != models.StatusSuccess {
+			t.Fatalf("create %d answered %v, want SUCCESS", i, d)
+		}
+	}
+	if n := v.submits.Load(); n != 2 {
+		t.Fatalf("vendor asked %d times, want 2", n)
+	}
+	f.reconciled()
+}

@@ -229,6 +229,7 @@ type options struct {
 	rail                 string
 	amount               string
 	sandboxCompleteAfter time.Duration
+	railAnswerDelay      time.Duration
 	drainDuration        time.Duration
 	pgbench              string
 	pgbenchDuration      time.Duration
@@ -345,6 +346,8 @@ func (o *options) defineScenarioFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.amount, "amount", "20000", "gross amount of each disbursement (IDR)")
 	fs.DurationVar(&o.sandboxCompleteAfter, "sandbox-complete-after", time.Microsecond,
 		"SANDBOX_COMPLETE_AFTER of the api and worker, and of a -rail simulator: how long a\npayout stays pending (0 would mean the service's default of 2s)")
+	fs.DurationVar(&o.railAnswerDelay, "rail-answer-delay", 0,
+		"-rail vendorsim: how long after recording it the simulator answers each payout submit\n(VENDORSIM_ANSWER_DELAY): the latency of a real vendor's API, such as 100ms")
 	fs.DurationVar(&o.drainDuration, "drain-duration", 10*time.Second, "drain: longest measured time, from the first SUCCESS")
 	fs.StringVar(&o.pgbench, "pgbench", "pgbench", "pgbench `program` for the ceilings of -scenario balance, concurrent, disbursements and all")
 	fs.DurationVar(&o.pgbenchDuration, "pgbench-duration", 10*time.Second, "pgbench time of each ceiling (select-only, spread, hot row)")
@@ -443,6 +446,11 @@ func (o options) scenarioSettingProblems() []error {
 	}
 	if o.sandboxCompleteAfter <= 0 {
 		errs = append(errs, errors.New("-sandbox-complete-after must be positive (the service reads 0 as its default, 2s)"))
+	}
+	if o.railAnswerDelay < 0 || o.railAnswerDelay > time.Minute {
+		errs = append(errs, fmt.Errorf("-rail-answer-delay %s: want 0 to 1m", o.railAnswerDelay))
+	} else if o.railAnswerDelay > 0 && o.rail != "vendorsim" {
+		errs = append(errs, fmt.Errorf("-rail-answer-delay: only with -rail vendorsim (its simulator delays the answers), not %s", o.rail))
 	}
 	if _, ok := lookupRail(o.rail); !ok {
 		errs = append(errs, fmt.Errorf("-rail %q: want one of %s", o.rail, strings.Join(railNames(), ", ")))

@@ -72,7 +72,7 @@ var rails = []railInfo{
 		},
 		simEnv: func(s railSecrets, o options) []string {
 			return []string{"VENDORSIM_TOKEN=" + s.token, "VENDORSIM_CALLBACK_SECRET=" + s.callbackSecret,
-				"SANDBOX_COMPLETE_AFTER=" + o.sandboxCompleteAfter.String()}
+				"SANDBOX_COMPLETE_AFTER=" + o.sandboxCompleteAfter.String(), "VENDORSIM_ANSWER_DELAY=" + o.railAnswerDelay.String()}
 		},
 		serviceEnv: func(s railSecrets, simBase string) []string {
 			return []string{"VENDORSIM_URL=" + simBase, "VENDORSIM_TOKEN=" + s.token, "VENDORSIM_CALLBACK_SECRET=" + s.callbackSecret}
@@ -274,9 +274,13 @@ func (rr *railRun) describe(o options) string {
 	if rr.info.rsaKeys {
 		made = "secrets and RSA keys"
 	}
-	return fmt.Sprintf("%s: wallets on %s, `%s` at %s (SANDBOX_COMPLETE_AFTER=%s, %s made up for the run);\n"+
+	delay := ""
+	if o.railAnswerDelay > 0 {
+		delay = ", VENDORSIM_ANSWER_DELAY=" + o.railAnswerDelay.String()
+	}
+	return fmt.Sprintf("%s: wallets on %s, `%s` at %s (SANDBOX_COMPLETE_AFTER=%s%s, %s made up for the run);\n"+
 		"          it calls back to an api that runs through the drain beside the worker",
-		rr.info.name, rr.info.vendor, rr.info.simCommand, rr.base, o.sandboxCompleteAfter, made)
+		rr.info.name, rr.info.vendor, rr.info.simCommand, rr.base, o.sandboxCompleteAfter, delay, made)
 }
 
 func newRailSecrets() (railSecrets, error) {

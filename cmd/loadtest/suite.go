@@ -15,17 +15,19 @@ import (
 type suiteResult struct {
 	Scenario string `json:"scenario"`
 	// Rail is -rail: the vendor the wallets are on and how it is served.
-	Rail       string         `json:"rail"`
-	RailVendor string         `json:"rail_vendor"`
-	CPUs       int            `json:"cpus"`
-	Revision   string         `json:"revision,omitempty"`
-	ServerEnv  []string       `json:"server_env"`
-	Clients    int            `json:"clients"`
-	Amount     string         `json:"amount"`
-	Ceilings   *ceilings      `json:"pgbench,omitempty"`
-	Balance    *readFigures   `json:"balance,omitempty"` // all only: over the select-only ceiling
-	CreateMany *createFigures `json:"create_many,omitempty"`
-	CreateHot  *createFigures `json:"create_hot,omitempty"`
+	Rail       string `json:"rail"`
+	RailVendor string `json:"rail_vendor"`
+	// RailAnswerDelay is -rail-answer-delay, when set.
+	RailAnswerDelay string         `json:"rail_answer_delay,omitempty"`
+	CPUs            int            `json:"cpus"`
+	Revision        string         `json:"revision,omitempty"`
+	ServerEnv       []string       `json:"server_env"`
+	Clients         int            `json:"clients"`
+	Amount          string         `json:"amount"`
+	Ceilings        *ceilings      `json:"pgbench,omitempty"`
+	Balance         *readFigures   `json:"balance,omitempty"` // all only: over the select-only ceiling
+	CreateMany      *createFigures `json:"create_many,omitempty"`
+	CreateHot       *createFigures `json:"create_hot,omitempty"`
 	// Payments (all only) are payment creates, authenticated by
 	// PaymentAuth.
 	Payments    *createFigures `json:"payments,omitempty"`
@@ -105,6 +107,9 @@ func executeSuite(ctx context.Context, s *runSetup, info scenarioInfo, stdout, s
 	rail, _ := lookupRail(o.rail)
 	sum := &suiteResult{Scenario: info.name, Rail: rail.name, RailVendor: rail.vendor, CPUs: runtime.NumCPU(),
 		ServerEnv: cfg.extraEnv, Clients: o.clients, Amount: o.amount}
+	if o.railAnswerDelay > 0 {
+		sum.RailAnswerDelay = o.railAnswerDelay.String()
+	}
 	progress(stderr, "building cmd/payoutd")
 	bin, err := buildPayoutdWith(ctx, conc && o.evidence)
 	if err != nil {

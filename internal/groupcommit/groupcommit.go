@@ -10,7 +10,8 @@
 // takes groups off the queue (Next) and runs them (Run), until nothing is
 // left, and then stops. An idle service therefore runs a
 // lone request at once, and while one group waits for its round trip the
-// next is already being gathered. Nothing waits on a timer.
+// next is already being gathered. Nothing waits on a timer; a group with
+// BusyAfter only starts another leader sooner with one.
 package groupcommit
 
 import (
@@ -32,6 +33,12 @@ type Group[T any] struct {
 	// the others join only when a backlog shows it does not (a slow
 	// round trip, such as a vendor's).
 	BusyAt int
+	// BusyAfter, when set, also starts a leader beyond the first once the
+	// oldest queued request has waited this long behind the running ones:
+	// a slow run (a vendor's answer) then brings in another leader without
+	// a backlog of BusyAt, so that a request waits at most about this long
+	// for its run to start rather than for the whole run before it.
+	BusyAfter time.Duration
 	// Next takes from the queue, in order, the requests that can share a
 	// run; the others stay queued, in order.
 	Next func(queue []*Request[T]) (group, rest []*Request[T])
@@ -44,13 +51,15 @@ type Group[T any] struct {
 
 	mu      sync.Mutex
 	queue   []*Request[T]
-	leaders int // running
+	leaders int  // running
+	armed   bool // a BusyAfter timer is set
 }
 
 // Request is one piece of work waiting for its group.
 type Request[T any] struct {
-	Item T
-	done chan error // buffered: the leader never waits for the requester
+	Item   T
+	done   chan error // buffered: the leader never waits for the requester
+	queued time.Time  // when it was queued, with BusyAfter
 }
 
 // NewRequest returns a request for item (tests build queues with it).
@@ -94,14 +103,41 @@ func (g *Group[T]) DoContext(ctx context.Context, item T) error {
 // a requester that waits for other things too.
 func (g *Group[T]) Start(item T) <-chan error {
 	req := NewRequest(item)
+	if g.BusyAfter > 0 {
+		req.queued = time.Now()
+	}
 	g.mu.Lock()
 	g.queue = append(g.queue, req)
-	if g.leaders < g.MaxLeaders && (g.leaders == 0 || len(g.queue) >= g.BusyAt) {
+	switch {
+	case g.leaders < g.MaxLeaders && (g.leaders == 0 || len(g.queue) >= g.BusyAt):
 		g.leaders++
 		go g.lead()
+	case g.BusyAfter > 0 && !g.armed && g.leaders < g.MaxLeaders:
+		g.armed = true
+		time.AfterFunc(g.BusyAfter, g.leadIfWaitedLong)
 	}
 	g.mu.Unlock()
 	return req.done
+}
+
+// leadIfWaitedLong is the BusyAfter timer: another leader starts when the
+// oldest queued request has waited BusyAfter and a leader may still
+// start; when the running leaders have taken the queue meanwhile, the
+// timer is set again for what is queued now, if anything.
+func (g *Group[T]) leadIfWaitedLong() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.armed = false
+	if len(g.queue) == 0 || g.leaders >= g.MaxLeaders {
+		return // the next request to queue sets it again
+	}
+	if wait := g.BusyAfter - time.Since(g.queue[0].queued); wait > 0 {
+		g.armed = true
+		time.AfterFunc(wait, g.leadIfWaitedLong)
+		return
+	}
+	g.leaders++
+	go g.lead()
 }
 
 // First is a Next that takes the first max requests of the queue, in

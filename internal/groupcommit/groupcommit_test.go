@@ -221,3 +221,47 @@ func itemsOf(group []*Request[int]) []int {
 	}
 	return items
 }
+
+// With BusyAfter, a request queued behind a slow run gets a leader of its
+// own once it has waited that long, with no backlog of BusyAt; with every
+// leader busy it waits for the first to finish.
+func TestBusyAfterStartsALeaderForARequestThatWaited(t *testing.T) {
+	release := make(chan struct{})
+	started := make(chan int, 8)
+	g := &Group[int]{MaxLeaders: 2, BusyAt: 100, BusyAfter: 20 * time.Millisecond, Next: First[int](10),
+		Run: func(group []*Request[int]) {
+			started <- group[0].Item
+			if group[0].Item < 2 {
+				<-release // a vendor that does not answer yet
+			}
+			for _, r := range group {
+				r.Answer(nil)
+			}
+		}}
+	first := g.Start(0)
+	<-started
+	second := g.Start(1)
+	select {
+	case item := <-started:
+		if item != 1 {
+			t.Fatalf("a group starting with %d ran, want 1", item)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the request queued behind a slow run waited for it: no second leader started")
+	}
+	third := g.Start(2) // both leaders busy: it waits for one of them
+	select {
+	case item := <-started:
+		t.Fatalf("a group starting with %d ran beyond MaxLeaders", item)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	for i, ch := range []<-chan error{first, second, third} {
+		if err := <-ch; err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+	}
+	if item := <-started; item != 2 {
+		t.Fatalf("the last group starts with %d, want 2", item)
+	}
+}
