@@ -87,6 +87,9 @@ func TestFlags(t *testing.T) {
 	env := func(k string) string {
 		return map[string]string{"LOAD_DATABASE_URL": "postgres://x@127.0.0.1/other_load", "LOAD_REDIS_URL": "redis://127.0.0.1:1/2"}[k]
 	}
+	if o, err := parseFlags([]string{"-scenario", "concurrent", "-rail", "vendorsim", "-rail-answer-delay", "100ms"}, io.Discard, noEnv); err != nil || o.railAnswerDelay != 100*time.Millisecond {
+		t.Errorf("-rail vendorsim -rail-answer-delay 100ms: %v, %v", o.railAnswerDelay, err)
+	}
 	if o, _ := parseFlags(nil, io.Discard, env); o.databaseURL != "postgres://x@127.0.0.1/other_load" || o.redisURL != "redis://127.0.0.1:1/2" {
 		t.Errorf("environment defaults not used: %+v", o)
 	}
@@ -101,6 +104,9 @@ func TestFlags(t *testing.T) {
 		{"-server-profile", "api.pprof", "-target", "http://127.0.0.1:8080", "-secrets-key", strings.Repeat("ab", 32)},
 		{"-amount", "-5"},
 		{"-sandbox-complete-after", "0s"},
+		{"-scenario", "concurrent", "-rail-answer-delay", "100ms"},                    // the in-process sandbox answers at once
+		{"-scenario", "concurrent", "-rail", "vendorsim", "-rail-answer-delay", "2m"}, // VENDORSIM_ANSWER_DELAY is at most 1m
+		{"-scenario", "concurrent", "-rail", "vendorsim", "-rail-answer-delay", "-1s"},
 		{"-pgbench-rows", "0"},
 		{"-duration", "0s"},
 		{"-target", "127.0.0.1:8080", "-secrets-key", strings.Repeat("ab", 32)},
