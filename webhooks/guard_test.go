@@ -2,15 +2,11 @@ package webhooks
 
 import (
 	"errors"
-	"io"
-	"net"
-	"net/http"
-	"net/http/httptest"
 	"net/netip"
-	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/payoutd/payoutd/internal/testenv"
 )
 
 func TestGuardAddresses(t *testing.T) {
@@ -119,57 +115,12 @@ func TestScheduleSpansTheWindow(t *testing.T) {
 func TestDeliveryBurstsReuseTheirConnections(t *testing.T) {
 	t.Parallel()
 	const burst = 16
-	var mu sync.Mutex
-	newConns, arrived := 0, 0
-	allIn := make(chan struct{})
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		mu.Lock()
-		arrived++
-		wait := allIn
-		if arrived%burst == 0 {
-			close(allIn)
-			allIn = make(chan struct{})
-		}
-		mu.Unlock()
-		select { // every delivery of the burst is under way at once
-		case <-wait:
-		case <-time.After(5 * time.Second):
-		}
-	}))
-	srv.Config.ConnState = func(_ net.Conn, state http.ConnState) {
-		if state == http.StateNew {
-			mu.Lock()
-			newConns++
-			mu.Unlock()
-		}
-	}
-	srv.Start()
-	defer srv.Close()
+	merchant := testenv.NewBurst(t, burst)
 	client := (Guard{}).HTTPClient(10 * time.Second)
-	opened := func() int {
-		before := func() int { mu.Lock(); defer mu.Unlock(); return newConns }()
-		var wg sync.WaitGroup
-		for range burst {
-			wg.Go(func() {
-				resp, err := client.Post(srv.URL, "application/json", strings.NewReader(`{}`))
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-			})
-		}
-		wg.Wait()
-		mu.Lock()
-		defer mu.Unlock()
-		return newConns - before
-	}
-	if n := opened(); n != burst {
+	if n := merchant.Send(t, client); n != burst {
 		t.Fatalf("first burst opened %d connections, want %d (one per delivery under way)", n, burst)
 	}
-	if n := opened(); n != 0 {
+	if n := merchant.Send(t, client); n != 0 {
 		t.Errorf("second burst opened %d new connections, want 0: the first burst's were not kept", n)
 	}
 }

@@ -45,8 +45,8 @@ type Options struct {
 	// NotifyWindow is how far a notification's X-TIMESTAMP may be from
 	// now (default DefaultNotifyWindow).
 	NotifyWindow    time.Duration
-	SourceAccountNo string // the platform's account the transfers debit
-	HTTPClient      *http.Client
+	SourceAccountNo string       // the platform's account the transfers debit
+	HTTPClient      *http.Client // nil: vendors.NewHTTPClient()
 	Now             func() time.Time
 	Store           Store
 	// Timeout bounds each HTTP call (default 15 s).
@@ -81,7 +81,7 @@ func New(o Options) (*Vendor, error) {
 	o.Bank = strings.ToLower(o.Bank)
 	o.BaseURL = strings.TrimRight(o.BaseURL, "/")
 	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{}
+		o.HTTPClient = vendors.NewHTTPClient()
 	}
 	if o.Now == nil {
 		o.Now = time.Now

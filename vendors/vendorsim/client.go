@@ -90,7 +90,7 @@ func NewClient(baseURL, vendor string, secrets Secrets, o ClientOptions) (*Clien
 		o.RetryBackoff = 100 * time.Millisecond
 	}
 	if o.HTTPClient == nil {
-		o.HTTPClient = newHTTPClient()
+		o.HTTPClient = vendors.NewHTTPClient()
 	}
 	return &Client{
 		name: vendor, base: strings.TrimRight(baseURL, "/") + "/v1/" + url.PathEscape(vendor),
@@ -102,7 +102,7 @@ func NewClient(baseURL, vendor string, secrets Secrets, o ClientOptions) (*Clien
 // baseURL, sharing one keep-alive HTTP client.
 func NewRegistry(baseURL string, secrets Secrets, o ClientOptions) (vendors.Registry, error) {
 	if o.HTTPClient == nil {
-		o.HTTPClient = newHTTPClient()
+		o.HTTPClient = vendors.NewHTTPClient()
 	}
 	bank, err := NewClient(baseURL, sandbox.SimBank, secrets, o)
 	if err != nil {
@@ -113,14 +113,6 @@ func NewRegistry(baseURL string, secrets Secrets, o ClientOptions) (vendors.Regi
 		return nil, err
 	}
 	return vendors.NewRegistry(bank, wallet), nil
-}
-
-func newHTTPClient() *http.Client {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConns = 64
-	t.MaxIdleConnsPerHost = 32
-	t.IdleConnTimeout = 90 * time.Second
-	return &http.Client{Transport: t}
 }
 
 // Name implements vendors.Vendor.

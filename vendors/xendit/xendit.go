@@ -109,7 +109,7 @@ type Options struct {
 	// CallbackToken is the webhook Verification Token. Required for
 	// ParseCallback; never the SecretKey.
 	CallbackToken string
-	// HTTPClient sends the requests; nil means a client of the package.
+	// HTTPClient sends the requests; nil means vendors.NewHTTPClient().
 	HTTPClient *http.Client
 	// Timeout bounds each HTTP call (default 10 s).
 	Timeout time.Duration
@@ -166,7 +166,7 @@ func New(o Options) (*Vendor, error) {
 		o.BaseURL = DefaultBaseURL
 	}
 	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{}
+		o.HTTPClient = vendors.NewHTTPClient()
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = 10 * time.Second
