@@ -44,9 +44,6 @@ func NewBurst(t testing.TB, size int) *Burst {
 	return b
 }
 
-// URL is the server's base URL (http://127.0.0.1:port).
-func (b *Burst) URL() string { return b.srv.URL }
-
 func (b *Burst) hold(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.Copy(io.Discard, r.Body)
 	b.mu.Lock()
