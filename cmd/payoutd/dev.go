@@ -152,6 +152,11 @@ func devConfig(getenv func(string) string) (config.Config, error) {
 	// Webhook retries a user can watch in the inbox: the first after 5 s,
 	// an attempt given up after 5 s.
 	base.WebhookRetryBase, base.WebhookTimeout = 5*time.Second, 5*time.Second
+	// This machine only: dev prints its operator password, serves the
+	// webhook inbox without a login and pays anything in its sandbox, so
+	// another machine on the network must not reach it unless HTTP_ADDR
+	// says so (":8080" for a VM or container's host).
+	base.HTTPAddr = devHTTPAddr
 	cfg, err := config.Load(getenv, base)
 	if err == nil {
 		err = cfg.Check(config.Needs{Operators: true}) // an ADMIN_PASSWORD of the caller's must be long enough too
@@ -382,6 +387,10 @@ func provisionDemo(ctx context.Context, d admin.Deps, rails []devRail) (*demoCli
 	}
 	return demo, nil
 }
+
+// devHTTPAddr is where dev listens unless HTTP_ADDR says otherwise:
+// loopback only.
+const devHTTPAddr = "127.0.0.1:8080"
 
 // hostPort turns a listen address such as "[::]:8080" into one to dial.
 func hostPort(addr string) string {
