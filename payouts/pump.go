@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"gorm.io/gorm"
+
 	"github.com/payoutd/payoutd/ledger"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/vendors"
@@ -67,31 +69,33 @@ func (s *Service) SubmitDue(ctx context.Context, limit int) (int, error) {
 	return len(ds), nil
 }
 
+// submitDue is what makes a payout due for its first submit, written out
+// rather than bound so that the planner matches it to the partial index
+// disbursements_submit_due (a bound status could not be proven to match,
+// and a generic plan would fall back to scanning every open payout).
+const submitDue = `status = '` + string(models.StatusVerified) + `' AND submit_attempts = 0`
+
 // claimDue counts the first submit attempt of up to limit due payouts with
 // one statement and returns them as stored after it. now is read before
 // the statement runs, and a row may commit in between (SQLite's writer
 // waits for the lock): rows created after now are left to the next round,
 // so that no claim is dated before its payout, nor before its lock ran out. On PostgreSQL the
 // rows are locked as they are chosen, skipping those another transaction
-// holds (a pump never waits, so it cannot deadlock); SQLite has one writer.
+// holds (a pump never waits, so it cannot deadlock), and a row changed
+// before its lock is taken is chosen only if it is still due (the lock
+// re-reads it); SQLite has one writer. The update itself therefore names
+// only the ids: repeating the due condition there let the planner drive
+// the update from disbursements_submit_due and run the limited subquery
+// once per due row (52 ms a claim behind a backlog of a few thousand).
 func (s *Service) claimDue(ctx context.Context, limit int) ([]*models.Disbursement, error) {
 	ready := s.readyVendors()
 	if len(ready) == 0 {
 		return nil, nil // every vendor held back by its breaker
 	}
-	now := s.clock()
-	next := now.Add(s.submitLease + sweepGrace)
 	db := s.db.WithContext(ctx)
+	query, args := claimDueStatement(db, s.clock(), s.submitLease+sweepGrace, ready, limit)
 	var rows []models.Disbursement
-	err := db.Raw(`UPDATE disbursements
-		SET submit_attempts = 1, submit_attempted_at = ?, next_check_at = ?, updated_at = ?
-		WHERE id IN (SELECT id FROM disbursements
-		        WHERE status = ? AND submit_attempts = 0 AND lock_expires_at > ? AND created_at <= ? AND vendor IN ?
-		        ORDER BY next_check_at LIMIT ?`+ledger.SkipLocked(db)+`)
-		    AND status = ? AND submit_attempts = 0
-		RETURNING *`, now, next, now, models.StatusVerified, now, now, ready, limit, models.StatusVerified).
-		Scan(&rows).Error
-	if err != nil {
+	if err := db.Raw(query, args...).Scan(&rows).Error; err != nil {
 		return nil, err
 	}
 	ds := make([]*models.Disbursement, len(rows))
@@ -99,6 +103,18 @@ func (s *Service) claimDue(ctx context.Context, limit int) ([]*models.Disburseme
 		ds[i] = &rows[i]
 	}
 	return ds, nil
+}
+
+// claimDueStatement is claimDue's statement: up to limit due payouts of
+// the ready vendors, created and still locked at now, claimed with a lease
+// that ends lease after now.
+func claimDueStatement(db *gorm.DB, now time.Time, lease time.Duration, ready []string, limit int) (string, []any) {
+	return `UPDATE disbursements
+		SET submit_attempts = 1, submit_attempted_at = ?, next_check_at = ?, updated_at = ?
+		WHERE id IN (SELECT id FROM disbursements
+		        WHERE ` + submitDue + ` AND lock_expires_at > ? AND created_at <= ? AND vendor IN ?
+		        ORDER BY next_check_at LIMIT ?` + ledger.SkipLocked(db) + `)
+		RETURNING *`, []any{now, now.Add(lease), now, now, now, ready, limit}
 }
 
 // Paused reports whether an operator paused payout submits (the worker:
@@ -182,7 +198,7 @@ func (s *Service) anyDue(ctx context.Context) bool {
 	}
 	var ids []string
 	err := s.db.WithContext(ctx).Raw(`SELECT id FROM disbursements
-		WHERE status = ? AND submit_attempts = 0 AND lock_expires_at > ? AND vendor IN ? LIMIT 1`,
-		models.StatusVerified, s.clock(), ready).Scan(&ids).Error
+		WHERE `+submitDue+` AND lock_expires_at > ? AND vendor IN ? LIMIT 1`,
+		s.clock(), ready).Scan(&ids).Error
 	return err != nil || len(ids) > 0
 }
