@@ -158,18 +158,16 @@ var ledgerLockLine = LockLinesSQL(`(SELECT l.id, l.wallet_id, $6::bigint AS amou
 	            1::bigint AS n, l.statement_seq, l.updated_at FROM locked l) AS l`)
 
 // openManyStatement is OpenDisbursements on PostgreSQL: openManySQL, or
-// openOneSQL for a lone create, as its own transaction. It goes through database/sql because gorm would expand
-// the array arguments into lists.
+// openOneSQL for a lone create, as its own transaction (db is not one). It
+// goes to the connection directly because gorm would expand the array
+// arguments into lists, and through database.QueryDirect so that a slow
+// or failed create is logged as every other money statement is.
 func openManyStatement(ctx context.Context, db *gorm.DB, ds []*models.Disbursement) (map[uuid.UUID]bool, error) {
-	sqlDB, err := db.DB()
-	if err != nil {
-		return nil, err
-	}
 	query, args := openManySQL, openManyArgs(ds)
 	if len(ds) == 1 {
 		query, args = openOneSQL, openOneArgs(ds[0])
 	}
-	rows, err := sqlDB.QueryContext(ctx, query, args...)
+	rows, err := database.QueryDirect(ctx, db.WithContext(ctx), query, args...)
 	if err != nil {
 		return nil, translate(db, err)
 	}
