@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -291,7 +290,7 @@ func freeLoopbackAddr(t *testing.T) string {
 // prometheusServer is a Prometheus process of the test's own.
 type prometheusServer struct {
 	base string
-	logs *syncBuffer
+	logs *testenv.SyncBuffer
 	done chan struct{} // closed when the process has exited
 }
 
@@ -318,7 +317,7 @@ scrape_configs:
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := &prometheusServer{base: "http://" + addr, logs: &syncBuffer{}, done: make(chan struct{})}
+	p := &prometheusServer{base: "http://" + addr, logs: &testenv.SyncBuffer{}, done: make(chan struct{})}
 	cmd := exec.Command(bin, "--config.file="+cfgPath, "--web.listen-address="+addr,
 		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--log.level=warn")
 	cmd.Stdout, cmd.Stderr = p.logs, p.logs
@@ -410,22 +409,4 @@ func (p *prometheusServer) get(t *testing.T, path string) string {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	return string(body)
-}
-
-// syncBuffer is a process's output, written by its two pipes at once.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

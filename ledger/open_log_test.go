@@ -1,11 +1,9 @@
 package ledger_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/payoutd/payoutd/internal/testenv"
@@ -13,30 +11,12 @@ import (
 	"github.com/payoutd/payoutd/models"
 )
 
-// lockedBuffer is a log destination safe to read while others write.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // A create's write that fails for a reason the caller does not expect (here
 // a CHECK: gross ≠ fee + net) reaches the log like every other money
 // statement, without its values. On PostgreSQL the write is one statement
 // sent past gorm, which logged nothing of it.
 func TestOpenDisbursementsFailureIsLogged(t *testing.T) {
-	var out lockedBuffer
+	var out testenv.SyncBuffer
 	prev := slog.Default()
 	slog.SetDefault(slog.New(slog.NewJSONHandler(&out, nil)))
 	t.Cleanup(func() { slog.SetDefault(prev) })

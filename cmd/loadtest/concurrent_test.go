@@ -41,7 +41,7 @@ func TestConcurrentPhase(t *testing.T) {
 	}
 	info := mustScenario("concurrent")
 	s := &runSetup{o: o, env: models.Production, key: key, sealer: sealer, db: db}
-	var stdout, stderr syncBuffer
+	var stdout, stderr testenv.SyncBuffer
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	if err := s.prepare(ctx, info, &stderr); err != nil {

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -76,7 +75,7 @@ func drainOnRail(t *testing.T, rail, vendor string) (string, string) {
 	// recreated (recreating is only for a PostgreSQL of the tool's own).
 	s := &runSetup{o: o, env: models.Production, key: key, sealer: sealer, db: db}
 	// Output of the child processes is copied from goroutines of their own.
-	var stdout, stderr syncBuffer
+	var stdout, stderr testenv.SyncBuffer
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	if err := s.prepare(ctx, info, &stderr); err != nil {
@@ -265,22 +264,4 @@ func readKeyPair(t *testing.T, private, public string) (*rsa.PrivateKey, *rsa.Pu
 		t.Fatalf("%s: %v", public, err)
 	}
 	return priv, pub
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payoutd/payoutd/internal/testenv"
 	"github.com/payoutd/payoutd/signature"
 )
 
@@ -19,7 +20,7 @@ import (
 func runDevUntil(t *testing.T, env map[string]string) (banner string, stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var stdout syncBuffer
+	var stdout testenv.SyncBuffer
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"dev"}, &stdout, io.Discard, func(k string) string { return env[k] })

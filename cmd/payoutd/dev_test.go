@@ -1,38 +1,18 @@
 package main
 
 import (
-	"bytes"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/payoutd/payoutd/internal/testenv"
 	"github.com/payoutd/payoutd/signature"
 )
-
-// syncBuffer is a bytes.Buffer safe to write from the server goroutine
-// while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestDevModeAnswersTheSignedRequestItPrints starts `payoutd dev` as a new
 // user would, then makes the calls its banner (and README.md) show.
@@ -98,7 +78,7 @@ func TestDevModeAnswersTheSignedRequestItPrints(t *testing.T) {
 }
 
 // waitFor polls the output until it contains marker.
-func waitFor(t *testing.T, out *syncBuffer, marker string, limit time.Duration) string {
+func waitFor(t *testing.T, out *testenv.SyncBuffer, marker string, limit time.Duration) string {
 	t.Helper()
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payoutd/payoutd/internal/testenv"
 	"github.com/payoutd/payoutd/signature"
 )
 
@@ -58,11 +59,11 @@ func TestDevRefusesUnknownVendors(t *testing.T) {
 
 // startDev runs `payoutd dev` with args until the test ends and returns
 // its banner and its log.
-func startDev(t *testing.T, args []string, env map[string]string) (banner string, log *syncBuffer) {
+func startDev(t *testing.T, args []string, env map[string]string) (banner string, log *testenv.SyncBuffer) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var stdout syncBuffer
-	log = &syncBuffer{}
+	var stdout testenv.SyncBuffer
+	log = &testenv.SyncBuffer{}
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, append([]string{"dev"}, args...), &stdout, log, func(k string) string { return env[k] })
