@@ -2,10 +2,10 @@ package worker_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,23 +18,10 @@ import (
 	"github.com/payoutd/payoutd/worker"
 )
 
-// lockedBuffer collects log lines written from many goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) lines() [][]byte {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+// logLines are the lines written to logs so far.
+func logLines(logs *testenv.SyncBuffer) [][]byte {
 	var out [][]byte
-	sc := bufio.NewScanner(bytes.NewReader(l.b.Bytes()))
+	sc := bufio.NewScanner(strings.NewReader(logs.String()))
 	for sc.Scan() {
 		out = append(out, append([]byte(nil), sc.Bytes()...))
 	}
@@ -48,7 +35,7 @@ func (l *lockedBuffer) lines() [][]byte {
 // task finishes, so the second scheduler's enqueue of the period went in.)
 // Not parallel: it reads the process's log.
 func TestPeriodicTaskRunsOncePerPeriodAcrossWorkers(t *testing.T) {
-	logs := &lockedBuffer{}
+	logs := &testenv.SyncBuffer{}
 	previous := slog.Default()
 	slog.SetDefault(slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})))
 	t.Cleanup(func() { slog.SetDefault(previous) })
@@ -87,7 +74,7 @@ func TestPeriodicTaskRunsOncePerPeriodAcrossWorkers(t *testing.T) {
 	}
 
 	var runs []string
-	for _, line := range logs.lines() {
+	for _, line := range logLines(logs) {
 		var entry struct {
 			Msg    string `json:"msg"`
 			TaskID string `json:"task_id"`

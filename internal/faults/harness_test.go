@@ -230,7 +230,7 @@ type proc struct {
 	args []string
 	env  []string
 	cmd  *exec.Cmd
-	logs *lockedBuffer
+	logs *testenv.SyncBuffer
 }
 
 // startPayoutd starts `payoutd <args>` with the cluster's environment and
@@ -244,12 +244,12 @@ func (c *cluster) startPayoutd(name string, args []string, extraEnv ...string) *
 // shows the end of its output.
 func startProc(t *testing.T, name, path string, args, env []string) *proc {
 	t.Helper()
-	p := &proc{t: t, name: name, path: path, args: args, env: env, logs: &lockedBuffer{}}
+	p := &proc{t: t, name: name, path: path, args: args, env: env, logs: &testenv.SyncBuffer{}}
 	p.start()
 	t.Cleanup(func() {
 		p.kill()
 		if t.Failed() {
-			t.Logf("%s output (last 4 kB):\n%s", name, p.logs.tail(4096))
+			t.Logf("%s output (last 4 kB):\n%s", name, tail(p.logs, 4096))
 		}
 	})
 	return p
@@ -339,22 +339,9 @@ func waitFor(t *testing.T, what string, within time.Duration, cond func() bool) 
 	}
 }
 
-// lockedBuffer is a process's output, written by its two pipes at once.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) tail(n int) string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	s := b.buf.String()
+// tail is the last n bytes of what logs holds.
+func tail(logs *testenv.SyncBuffer, n int) string {
+	s := logs.String()
 	if len(s) > n {
 		s = s[len(s)-n:]
 	}

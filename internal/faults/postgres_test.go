@@ -74,9 +74,7 @@ func TestPostgresRestart(t *testing.T) {
 // 500) with what the database said, which the output's tail may not hold.
 func logAPIInternalErrors(t *testing.T, api *proc) {
 	t.Helper()
-	api.logs.mu.Lock()
-	lines := strings.Split(api.logs.buf.String(), "\n")
-	api.logs.mu.Unlock()
+	lines := strings.Split(api.logs.String(), "\n")
 	for _, line := range lines {
 		if strings.Contains(line, `"msg":"internal error"`) {
 			t.Logf("%s answered 500: %s", api.name, line)
