@@ -39,7 +39,7 @@ type command struct {
 var commands = []command{
 	{"client create", "--name NAME [--kind merchant|holding] [--allowed-ips CIDR,...] [--payout-webhook-url URL] [--payment-webhook-url URL] [--no-signing-secret]", runClientCreate},
 	{"client rotate-credentials", "--client ID", runClientRotate},
-	{"client update", "--client ID [--allowed-ips CIDR,...] [--payout-webhook-url URL] [--payment-webhook-url URL] [--withdrawals active|suspended] [--review-threshold AMOUNT|off] [--bifast-fee AMOUNT] [--rtol-fee AMOUNT] [--bifast-min-net AMOUNT] [--rtol-min-net AMOUNT] [--payment-fee-bps N] [--refund-fee-on-return true|false] [--write-rate-limit N|default] [--read-rate-limit N|default]", runClientUpdate},
+	{"client update", "--client ID [--allowed-ips CIDR,...] [--payout-webhook-url URL] [--payment-webhook-url URL] [--withdrawals active|suspended] [--review-threshold AMOUNT|off] [--bifast-fee AMOUNT] [--rtol-fee AMOUNT] [--bifast-min-net AMOUNT] [--rtol-min-net AMOUNT] [--payment-fee-bps N] [--refund-fee-on-return true|false] [--require-signature-v2[=false]] [--write-rate-limit N|default] [--read-rate-limit N|default]", runClientUpdate},
 	{"client show", "--client ID", runClientShow},
 	{"wallet create", "--client ID --name NAME --vendor simbank|simwallet|xendit|snap:<bank> (xendit: with XENDIT_SECRET_KEY; snap:<bank>: with that bank in SNAP_BANKS) [--provisioning] [--default]", runWalletCreate},
 	{"wallet activate", "--wallet ID", runWalletActivate},

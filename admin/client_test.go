@@ -136,6 +136,15 @@ func TestClientUpdate(t *testing.T) {
 		t.Errorf("ClientChanged told %v, want %s for each update", changed, id)
 	}
 
+	// --require-signature-v2 is a switch: alone it turns on, =false off.
+	if on := h.ok("client", "update", "--client", id, "--require-signature-v2"); on["require_signature_v2"] != true || on["bifast_fee"] != "3000" {
+		t.Errorf("--require-signature-v2 printed %v", on)
+	}
+	if off := h.ok("client", "update", "--client", id, "--require-signature-v2=false"); off["require_signature_v2"] != false {
+		t.Errorf("--require-signature-v2=false printed %v", off)
+	}
+	h.fails(1, "--require-signature-v2: must be true or false", "client", "update", "--client", id, "--require-signature-v2=yes")
+
 	h.usageError("--client is required", "client", "update", "--withdrawals", "active")
 	h.usageError("nothing to update: give at least one setting", "client", "update", "--client", id)
 	h.fails(1, "client not found", "client", "update", "--client", unknownID, "--withdrawals", "active")

@@ -33,6 +33,8 @@ type ClientRecord struct {
 	RTOLMinNet        string   `json:"rtol_min_net"`
 	ReviewThreshold   *string  `json:"review_threshold"`
 	RefundFeeOnReturn bool     `json:"refund_fee_on_return"`
+	// RequireSignatureV2: the client's v1 signatures are refused.
+	RequireSignatureV2 bool `json:"require_signature_v2"`
 	// WriteRateLimit and ReadRateLimit are the client's own requests per
 	// second; null: the service's default; 0: unlimited.
 	WriteRateLimit *int `json:"write_rate_limit"`
@@ -50,6 +52,7 @@ func toClientRecord(c *models.Client) ClientRecord {
 		BIFASTFee: c.BIFASTFee.String(), RTOLFee: c.RTOLFee.String(),
 		BIFASTMinNet: c.BIFASTMinNet.String(), RTOLMinNet: c.RTOLMinNet.String(),
 		RefundFeeOnReturn: c.RefundFeeOnReturn, WriteRateLimit: c.WriteRateLimit, ReadRateLimit: c.ReadRateLimit,
+		RequireSignatureV2: c.RequireSignatureV2,
 	}
 	if c.AllowedIPs != "" {
 		r.AllowedIPs = strings.Split(c.AllowedIPs, ",")
@@ -71,6 +74,11 @@ func runClientUpdate(ctx context.Context, d Deps, fs *flag.FlagSet, args []strin
 		"refund-fee-on-return", "write-rate-limit", "read-rate-limit"} {
 		set[name] = fs.String(name, "", "")
 	}
+	// A switch: --require-signature-v2 alone turns it on,
+	// --require-signature-v2=false off.
+	requireV2 := "true"
+	fs.Var(switchFlag{&requireV2}, "require-signature-v2", "")
+	set["require-signature-v2"] = &requireV2
 	if err := parse(fs, args); err != nil {
 		return nil, err
 	}
@@ -143,6 +151,11 @@ func applyClientSettings(d Deps, c *models.Client, given map[string]string) erro
 			if refund, err = parseTrueFalse(value); err == nil {
 				c.RefundFeeOnReturn = refund
 			}
+		case "require-signature-v2":
+			var require bool
+			if require, err = parseTrueFalse(value); err == nil {
+				c.RequireSignatureV2 = require
+			}
 		case "write-rate-limit":
 			c.WriteRateLimit, err = parseRateLimit(value)
 		case "read-rate-limit":
@@ -157,6 +170,19 @@ func applyClientSettings(d Deps, c *models.Client, given map[string]string) erro
 	}
 	return nil
 }
+
+// switchFlag is a flag that may be given alone (true) or as
+// --name=true|false, kept as text for applyClientSettings to check.
+type switchFlag struct{ value *string }
+
+func (f switchFlag) String() string {
+	if f.value == nil {
+		return ""
+	}
+	return *f.value
+}
+func (f switchFlag) Set(s string) error { *f.value = s; return nil }
+func (f switchFlag) IsBoolFlag() bool   { return true }
 
 // webhookURLFields are the sealed fields of the webhook URL settings.
 var webhookURLFields = map[string]credentials.Field{

@@ -75,7 +75,7 @@ var clientRecord = &contract{doc: "DESIGN.md / README (client update, client sho
 	"payout_webhook_url": kString, "payment_webhook_url": kString, "withdrawals": kString,
 	"review_threshold": kAmountOrNull, "bifast_fee": kAmount, "rtol_fee": kAmount,
 	"bifast_min_net": kAmount, "rtol_min_net": kAmount, "payment_fee_bps": kInt, "refund_fee_on_return": kBool,
-	"write_rate_limit": kIntOrNull, "read_rate_limit": kIntOrNull}}
+	"require_signature_v2": kBool, "write_rate_limit": kIntOrNull, "read_rate_limit": kIntOrNull}}
 
 // disbursementRecord: DESIGN.md, "disbursement approve|cancel --id ID → the
 // disbursement record", README: "the fields of GET

@@ -24,6 +24,9 @@ const maxBodyBytes = 1 << 20
 const (
 	principalKey = "payoutd.principal"
 	bodyKey      = "payoutd.body"
+	// signatureKey holds the accepted signature (lowercase hex, v1 or v2)
+	// of a signed request, which creates store with what they create.
+	signatureKey = "payoutd.signature"
 )
 
 // principal is the authenticated caller.
@@ -51,10 +54,11 @@ const (
 //     counts only from TRUSTED_PROXIES.
 //  4. the body, read once: Content-Encoding 415, over 1 MiB 413.
 //  5. x-signature when present (an empty header counts as absent): always
-//     verified over the exact bytes received, 401 when wrong or when
-//     required and missing, and 401 when it was used before for another
-//     request (rememberSignature); otherwise x-timestamp within ±5
-//     minutes, 400.
+//     verified, v2 over the method, path, Idempotency-Key and body, v1
+//     over t and the exact bytes received; 401 when wrong or when
+//     required and missing, when v1 is sent by a client that requires v2,
+//     and when it was used before for another request
+//     (rememberSignature); otherwise x-timestamp within ±5 minutes, 400.
 //
 // In diagnostic mode it stops after step 3: the handler reads the body and
 // reports every signature problem as a 200 diagnosis. It never reads or
@@ -164,10 +168,18 @@ func (s *Server) verifyRequest(c *gin.Context, p *principal, body []byte, policy
 	if err != nil {
 		return err
 	}
-	result := signature.Verify(secret, header, body, s.now())
+	result := signature.VerifyRequest(secret, header, signature.RequestOf(c.Request, body), s.now())
 	switch result.Diagnosis {
 	case signature.OK:
-		return s.rememberSignature(c, p, result.Header.V1)
+		if p.Client.RequireSignatureV2 && result.Header.V2 == "" {
+			return fmt.Errorf("%w (this client accepts only v2 signatures: send x-signature: t=<ms>,v2=<hex>)", models.ErrInvalidSignature)
+		}
+		used := strings.ToLower(result.Header.Signature())
+		if err := s.rememberSignature(c, p, used); err != nil {
+			return err
+		}
+		c.Set(signatureKey, used)
+		return nil
 	case signature.NoSecretProvisioned:
 		return models.ErrNoSigningSecret
 	case signature.TimestampOutOfWindow:
@@ -213,6 +225,10 @@ func (s *Server) signingSecret(ctx context.Context, p *principal) (string, error
 	}
 	return secret, nil
 }
+
+// signatureOf returns the accepted signature of the request, "" when it
+// was not signed.
+func signatureOf(c *gin.Context) string { return c.GetString(signatureKey) }
 
 // principalOf returns the authenticated caller of a request that passed
 // authenticate.

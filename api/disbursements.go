@@ -104,6 +104,7 @@ func (s *Server) handleDisbursementCreate(c *gin.Context) {
 		return
 	}
 	create.WaitsForSubmit = s.cfg.DisbursementSubmitWait > 0
+	create.Signature = signatureOf(c)
 	ctx := c.Request.Context()
 	result, err := s.payouts.Create(ctx, &principalOf(c).Client, create)
 	if err != nil {

@@ -68,12 +68,20 @@ func (s *Server) handlePaymentCreate(c *gin.Context) {
 		fail(c, err)
 		return
 	}
+	req.Signature = signatureOf(c)
 	p, err := s.payments.Create(c.Request.Context(), &principalOf(c).Client, req)
 	if err != nil {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusCreated, paymentCreated{Success: true, Data: paymentCreatedData{
+	status := http.StatusCreated
+	if p.Replayed {
+		// The same signed request again: the payment it created, as a
+		// disbursement's replay answers (200, Idempotent-Replayed).
+		c.Header("Idempotent-Replayed", "true")
+		status = http.StatusOK
+	}
+	c.JSON(status, paymentCreated{Success: true, Data: paymentCreatedData{
 		OrderID: p.ID.String(), CheckoutURL: s.checkoutURL(p.ID.String()), QRPayload: p.QRPayload,
 		PlayerID: p.PayerID, TotalAmount: json.Number(p.Amount.String()),
 	}})

@@ -32,7 +32,10 @@ type signatureDiagnostics struct {
 	WindowOK                bool   `json:"window_ok"`
 	SignedPayloadString     string `json:"signed_payload_string"`
 	ClientProvidedSignature string `json:"client_provided_signature"`
-	Diagnosis               string `json:"diagnosis"`
+	// SignatureVersion is the scheme the header was checked by: "v2"
+	// when it carries v2=, else "v1".
+	SignatureVersion string `json:"signature_version"`
+	Diagnosis        string `json:"diagnosis"`
 	// Hint says how to fix what the diagnosis names, when the server can
 	// tell (a timestamp sent in seconds).
 	Hint string `json:"hint,omitempty"`
@@ -47,6 +50,7 @@ func (s *Server) handleSignatureCheck(c *gin.Context) {
 	header := strings.TrimSpace(c.GetHeader("x-signature"))
 	body, length, sum, tooLarge := readBodyForDiagnosis(c.Request)
 
+	req := signature.RequestOf(c.Request, body)
 	var result signature.Result
 	switch {
 	case hasContentEncoding(c.Request):
@@ -59,10 +63,13 @@ func (s *Server) handleSignatureCheck(c *gin.Context) {
 			fail(c, err)
 			return
 		}
-		result = signature.Verify(secret, header, body, now)
+		result = signature.VerifyRequest(secret, header, req, now)
+		if result.Diagnosis == signature.OK && principalOf(c).Client.RequireSignatureV2 && result.Header.V2 == "" {
+			result.Diagnosis = signature.V2Required
+		}
 	}
 
-	t := receivedTimestamp(header)
+	t, version := receivedTimestamp(header), receivedVersion(header)
 	d := signatureDiagnostics{
 		ReceivedBody:            string(body),
 		ReceivedBodyLength:      length,
@@ -70,10 +77,14 @@ func (s *Server) handleSignatureCheck(c *gin.Context) {
 		ReceivedTimestamp:       t,
 		ServerTimeMS:            now.UnixMilli(),
 		ClientProvidedSignature: c.GetHeader("x-signature"),
+		SignatureVersion:        version,
 		Diagnosis:               string(result.Diagnosis),
 	}
 	if t != "" {
-		d.SignedPayloadString = signature.PayloadString(t, body)
+		d.SignedPayloadString = signature.SignedString(version, t, req)
+	}
+	if result.Diagnosis == signature.V2Required {
+		d.Hint = "this client accepts only v2 signatures: send x-signature: t=<ms>,v2=<hex>"
 	}
 	if ts, ok := signature.ParseMillis(t); ok {
 		d.WindowDeltaMS, d.WindowOK = signature.WindowDelta(ts, now)
@@ -103,6 +114,17 @@ func readBodyForDiagnosis(r *http.Request) (body []byte, length int64, sum strin
 }
 
 func hashHex(h hash.Hash) string { return hex.EncodeToString(h.Sum(nil)) }
+
+// receivedVersion is the scheme a header asks to be checked by, even when
+// it is malformed otherwise: "v2" when it has a v2= part.
+func receivedVersion(header string) string {
+	for _, part := range strings.Split(header, ",") {
+		if strings.HasPrefix(strings.TrimSpace(part), "v2=") {
+			return "v2"
+		}
+	}
+	return "v1"
+}
 
 // receivedTimestamp extracts the t= value from a signature header even when
 // the header as a whole is malformed, so the diagnosis can show it.

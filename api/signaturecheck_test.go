@@ -26,6 +26,7 @@ type diagnosisBody struct {
 		WindowOK                *bool   `json:"window_ok"`
 		SignedPayloadString     *string `json:"signed_payload_string"`
 		ClientProvidedSignature *string `json:"client_provided_signature"`
+		SignatureVersion        string  `json:"signature_version"`
 		Diagnosis               *string `json:"diagnosis"`
 	} `json:"diagnostics"`
 }

@@ -23,11 +23,19 @@ const signatureMemory = 15 * time.Minute
 // signature is bound to.
 const createRoute = "/api/v3/disbursements"
 
-// rememberSignature records the first use of a valid signature (v1) and
-// refuses its use for anything else (DESIGN.md: signatures are used once).
+// rememberSignature records the first use of a valid signature (v1 or v2,
+// lowercase hex) and refuses its use for anything else: signatures are
+// used once. A v2 signature covers all of what the record holds, so only
+// the same request can carry it again; a v1 signature covers t and the
+// body only, and this record is what binds it to one route and key.
+//
+// This is the fast first check, not the last word: the creates that move
+// money also store their signature in PostgreSQL, unique per client, in
+// the statement that writes them, so a record lost by Redis (an eviction,
+// a failover) cannot let one signature create twice.
 //
 // The record is "<method> <path>[?<query>][ <Idempotency-Key>]" under
-// sigused:<client>:<v1>, written with SET NX GET so that all API
+// sigused:<client>:<signature>, written with SET NX GET so that all API
 // instances agree in one round trip (shared with concurrent requests:
 // sigrecords.go): nothing there, or the same request (a retry, which then
 // gets today's answer), proceeds; another request is
@@ -37,8 +45,8 @@ const createRoute = "/api/v3/disbursements"
 // If Redis cannot answer, a request that may change state is refused
 // (ErrReplayCheckUnavailable: money must not move twice); a read or a
 // quote, which has no side effects, is let through with a warning.
-func (s *Server) rememberSignature(c *gin.Context, p *principal, v1 string) error {
-	key := "sigused:" + p.Client.ID.String() + ":" + strings.ToLower(v1)
+func (s *Server) rememberSignature(c *gin.Context, p *principal, sig string) error {
+	key := "sigused:" + p.Client.ID.String() + ":" + sig
 	use := signatureUse(c)
 	ctx := c.Request.Context()
 	first, err := s.signatures.record(ctx, key, use)

@@ -51,6 +51,9 @@ type Client struct {
 	backoffBase   time.Duration
 	backoffMax    time.Duration
 	now           func() time.Time
+	// signV1 signs with the specification's v1 (t and body only) instead
+	// of v2 (WithSignatureV1).
+	signV1 bool
 	// sleep waits between attempts; tests replace it.
 	sleep func(ctx context.Context, d time.Duration) error
 }
@@ -76,6 +79,13 @@ func WithBackoff(base, max time.Duration) Option {
 // WithClock sets the clock the signatures' t is taken from (default
 // time.Now). For tests.
 func WithClock(now func() time.Time) Option { return func(c *Client) { c.now = now } }
+
+// WithSignatureV1 signs requests with the specification's scheme v1
+// (t and the body only) instead of v2, for a service that predates v2.
+// v1 does not cover the method, path or Idempotency-Key: someone who sees
+// a signed create can send its copy first under another key; the Client
+// then reports [IsSignatureUsed] and never resends a create by itself.
+func WithSignatureV1() Option { return func(c *Client) { c.signV1 = true } }
 
 // New returns a Client for the service at baseURL (for example
 // "https://api.payoutd.example" or "http://localhost:8080") with the API
@@ -103,6 +113,13 @@ func New(baseURL, apiKey, signingSecret string, opts ...Option) (*Client, error)
 	for _, o := range opts {
 		o(c)
 	}
+	if c.http != nil {
+		// A redirect would send x-api-key and the signature to wherever
+		// the answer points; the service never redirects an API call.
+		hc := *c.http
+		hc.CheckRedirect = refuseRedirect
+		c.http = &hc
+	}
 	switch {
 	case c.http == nil:
 		return nil, errors.New("payoutd: WithHTTPClient(nil)")
@@ -116,13 +133,40 @@ func New(baseURL, apiKey, signingSecret string, opts ...Option) (*Client, error)
 	return c, nil
 }
 
-// Sign returns the value of an x-signature (or x-callback-signature)
+// refuseRedirect makes a 3xx answer the call's answer instead of a request
+// to another address.
+func refuseRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+// Sign returns the value of a v1 x-signature (or x-callback-signature)
 // header for body at now: "t=<unix ms>,v1=<lowercase hex HMAC-SHA256 of
 // t + "." + body>", keyed by secret's text as issued. The Client signs
-// every request itself; Sign is for other HTTP stacks and tests.
+// every request itself (with [SignV2] unless [WithSignatureV1]); Sign is
+// for other HTTP stacks, tests and webhook checks.
 func Sign(secret string, body []byte, now time.Time) string {
 	t := strconv.FormatInt(now.UnixMilli(), 10)
 	return "t=" + t + ",v1=" + computeSignature(secret, t, body)
+}
+
+// v2Label is the first line of every v2 canonical string.
+const v2Label = "PAYOUTD-HMAC-SHA256-V2"
+
+// SignV2 returns the value of a v2 x-signature header: "t=<unix ms>,v2=<hex>",
+// the lowercase hex HMAC-SHA256, keyed by secret's text as issued, of
+//
+//	"PAYOUTD-HMAC-SHA256-V2\n" + t + "\n" + method + "\n" + pathWithQuery + "\n" +
+//	idempotencyKey + "\n" + lowercase hex SHA-256 of body
+//
+// pathWithQuery is the path exactly as sent and, when there is a query,
+// "?" and the query exactly as sent; idempotencyKey is "" without one.
+// v2 covers everything that decides what a request does, so its signature
+// cannot be used for another route, key or body.
+func SignV2(secret, method, pathWithQuery, idempotencyKey string, body []byte, now time.Time) string {
+	t := strconv.FormatInt(now.UnixMilli(), 10)
+	sum := sha256.Sum256(body)
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte(v2Label + "\n" + t + "\n" + method + "\n" + pathWithQuery + "\n" +
+		strings.TrimSpace(idempotencyKey) + "\n" + hex.EncodeToString(sum[:])))
+	return "t=" + t + ",v2=" + hex.EncodeToString(mac.Sum(nil))
 }
 
 func computeSignature(secret, t string, body []byte) string {
@@ -282,11 +326,14 @@ func (c *Client) send(ctx context.Context, method, path string, body []byte, ide
 			}
 			return ans, nil
 		}
-		if !resigned && IsSignatureUsed(err) {
-			// Another request with the same body was signed in the same
-			// millisecond and sent first (two creates with identical bodies
-			// and different keys): sign again with a later t, once, besides
-			// the retries.
+		if !resigned && IsSignatureUsed(err) && !movesMoney(method, path) {
+			// A v1 signature covers t and the body only: another read
+			// signed in the same millisecond (an empty body) was sent
+			// first. Sign again with a later t, once, besides the
+			// retries. Never for a create: the signature may have been
+			// used by a copy of this very request sent by someone else,
+			// and a create sent again under a new signature would then
+			// run twice.
 			resigned, attempt = true, attempt-1
 			if serr := c.sleep(ctx, time.Millisecond); serr != nil {
 				return ans, joinContext(serr, err)
@@ -309,6 +356,13 @@ func (c *Client) send(ctx context.Context, method, path string, body []byte, ide
 		}
 		at = c.now()
 	}
+}
+
+// movesMoney reports whether a request creates a disbursement or a
+// payment: the requests that are never re-signed by the Client.
+func movesMoney(method, path string) bool {
+	path, _, _ = strings.Cut(path, "?")
+	return method == http.MethodPost && (path == "/api/v3/disbursements" || path == "/api/v1/payments")
 }
 
 // laterMillisecond is now, or one millisecond after prev when the clock has
@@ -435,7 +489,15 @@ func (c *Client) do(ctx context.Context, method, target string, body []byte, ide
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", userAgent)
 	req.Header.Set("x-api-key", c.apiKey)
-	req.Header.Set("x-signature", Sign(c.signingSecret, body, at))
+	if c.signV1 {
+		req.Header.Set("x-signature", Sign(c.signingSecret, body, at))
+	} else {
+		target := req.URL.EscapedPath()
+		if req.URL.RawQuery != "" {
+			target += "?" + req.URL.RawQuery
+		}
+		req.Header.Set("x-signature", SignV2(c.signingSecret, method, target, idempotencyKey, body, at))
+	}
 	if idempotencyKey != "" {
 		req.Header.Set("Idempotency-Key", idempotencyKey)
 	}

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -41,7 +42,8 @@ type received struct {
 	signature           string
 	t                   string
 	body                []byte
-	validSignature      bool // re-verified over the exact bytes received
+	validSignature      bool   // re-verified over the exact bytes received
+	version             string // "v1" or "v2": the scheme the signature used
 	header              http.Header
 }
 
@@ -80,7 +82,7 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	rec := received{method: r.Method, path: r.URL.EscapedPath(), query: r.URL.RawQuery, key: r.Header.Get("Idempotency-Key"),
 		signature: r.Header.Get("x-signature"), body: body, header: r.Header.Clone()}
-	rec.t, rec.validSignature = verifyIndependently(testSecret, rec.signature, body)
+	rec.t, rec.version, rec.validSignature = verifyIndependently(testSecret, rec.signature, r, body)
 	f.mu.Lock()
 	f.reqs = append(f.reqs, rec)
 	n := len(f.reqs)
@@ -113,9 +115,11 @@ func (f *fakeAPI) requests() []received {
 	return append([]received(nil), f.reqs...)
 }
 
-// verifyIndependently checks "t=<ms>,v1=<hex>" the way the spec words it.
-func verifyIndependently(secret, header string, body []byte) (string, bool) {
-	var t, v1 string
+// verifyIndependently checks "t=<ms>,v1=<hex>" the way the spec words it,
+// and "t=<ms>,v2=<hex>" the way README defines v2: over the method, the
+// path and query as received, the Idempotency-Key and the body's SHA-256.
+func verifyIndependently(secret, header string, r *http.Request, body []byte) (t, version string, ok bool) {
+	var v1, v2 string
 	for _, part := range strings.Split(header, ",") {
 		k, v, _ := strings.Cut(part, "=")
 		switch k {
@@ -123,11 +127,23 @@ func verifyIndependently(secret, header string, body []byte) (string, bool) {
 			t = v
 		case "v1":
 			v1 = v
+		case "v2":
+			v2 = v
 		}
 	}
 	mac := hmac.New(sha256.New, []byte(secret))
+	if v2 != "" {
+		target := r.URL.EscapedPath()
+		if r.URL.RawQuery != "" {
+			target += "?" + r.URL.RawQuery
+		}
+		sum := sha256.Sum256(body)
+		mac.Write([]byte(strings.Join([]string{"PAYOUTD-HMAC-SHA256-V2", t, r.Method, target,
+			r.Header.Get("Idempotency-Key"), hex.EncodeToString(sum[:])}, "\n")))
+		return t, "v2", t != "" && v2 == hex.EncodeToString(mac.Sum(nil))
+	}
 	mac.Write([]byte(t + "." + string(body)))
-	return t, t != "" && v1 == hex.EncodeToString(mac.Sum(nil))
+	return t, "v1", t != "" && v1 == hex.EncodeToString(mac.Sum(nil))
 }
 
 // testClient talks to f with a fresh connection per request (so the
@@ -198,6 +214,9 @@ func TestSigningIsOverTheExactBytesSent(t *testing.T) {
 		}
 		if !r.validSignature {
 			t.Errorf("%s %s: signature %q does not verify over the %d bytes received", r.method, r.path, r.signature, len(r.body))
+		}
+		if r.version != "v2" {
+			t.Errorf("%s %s: signed with %s, want v2 by default", r.method, r.path, r.version)
 		}
 		if r.header.Get("x-api-key") != testKey {
 			t.Errorf("%s %s: x-api-key %q", r.method, r.path, r.header.Get("x-api-key"))
@@ -725,10 +744,11 @@ func TestParseWebhook(t *testing.T) {
 // for another request.
 var sigUsedStep = step{status: 401, body: `{"error":"x-signature was already used; sign the request again"}`}
 
-// Two creates with identical bodies signed in the same millisecond collide:
-// the second is refused with 401 "x-signature was already used". The
-// Client waits a millisecond, signs again with a later t and resends once,
-// besides its retries; a second collision or any other 401 is returned.
+// With v1 signatures two reads signed in the same millisecond carry the
+// same signature (a GET's body is empty): the second is refused with 401
+// "x-signature was already used". The Client waits a millisecond, signs
+// again with a later t and resends once, besides its retries; a second
+// collision or any other 401 is returned.
 func TestResignsOnceWhenTheSignatureWasUsed(t *testing.T) {
 	frozen := func() time.Time { return t0 } // a clock that does not move
 	for _, tt := range []struct {
@@ -738,21 +758,21 @@ func TestResignsOnceWhenTheSignatureWasUsed(t *testing.T) {
 		attempts int
 		wantErr  func(error) bool
 	}{
-		{"re-signed and created", []step{sigUsedStep, {status: 201, body: disbursementJSON}}, nil, 2, nil},
-		{"also without retries", []step{sigUsedStep, {status: 201, body: disbursementJSON}}, []Option{WithRetries(0)}, 2, nil},
+		{"re-signed and read", []step{sigUsedStep, {status: 200, body: disbursementJSON}}, nil, 2, nil},
+		{"also without retries", []step{sigUsedStep, {status: 200, body: disbursementJSON}}, []Option{WithRetries(0)}, 2, nil},
 		{"twice used: returned", []step{sigUsedStep, sigUsedStep}, nil, 2, IsSignatureUsed},
 		{"another 401: returned at once", []step{{status: 401, body: `{"error":"invalid API key"}`}}, nil, 1,
 			func(err error) bool {
 				e, ok := AsAPIError(err)
 				return ok && e.StatusCode == 401 && !IsSignatureUsed(err)
 			}},
-		{"then retried as ever", []step{sigUsedStep, {status: 503, body: `{"error":"payout gateway is temporarily unavailable; retry later"}`},
-			{status: 201, body: disbursementJSON}}, []Option{WithRetries(1)}, 3, nil},
+		{"then retried as ever", []step{sigUsedStep, {status: 503, body: `{"error":"service temporarily unavailable; retry"}`},
+			{status: 200, body: disbursementJSON}}, []Option{WithRetries(1)}, 3, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFakeAPI(t, tt.script...)
-			c, waits := testClient(t, f, append([]Option{WithClock(frozen)}, tt.opts...)...)
-			_, err := c.CreateDisbursement(context.Background(), createRequest(), "order-4711")
+			c, waits := testClient(t, f, append([]Option{WithClock(frozen), WithSignatureV1()}, tt.opts...)...)
+			_, err := c.GetDisbursement(context.Background(), "0f8e5a2c-3b1d-4e6f-9a7b-8c9d0e1f2a3b")
 			switch {
 			case tt.wantErr == nil && err != nil:
 				t.Fatalf("create: %v", err)
@@ -764,8 +784,8 @@ func TestResignsOnceWhenTheSignatureWasUsed(t *testing.T) {
 				t.Fatalf("%d attempts, want %d", len(reqs), tt.attempts)
 			}
 			for i, r := range reqs {
-				if !r.validSignature || r.key != "order-4711" || !bytes.Equal(r.body, reqs[0].body) {
-					t.Fatalf("attempt %d: valid signature %v, key %q, same body %v", i, r.validSignature, r.key, bytes.Equal(r.body, reqs[0].body))
+				if !r.validSignature || r.version != "v1" {
+					t.Fatalf("attempt %d: valid signature %v (%s)", i, r.validSignature, r.version)
 				}
 			}
 			if len(reqs) >= 2 {
@@ -779,5 +799,96 @@ func TestResignsOnceWhenTheSignatureWasUsed(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A create whose signature the service says was used already is never
+// re-signed and resent by the Client: with v1, the signature may have been
+// used by a copy of this create that someone else sent first under another
+// key, and a second signature would then pay twice. The error is returned
+// for the caller to look the payout up.
+func TestNeverResignsACreateOrAPayment(t *testing.T) {
+	for _, v1 := range []bool{false, true} {
+		f := newFakeAPI(t, sigUsedStep, step{status: 201, body: disbursementJSON})
+		opts := []Option{WithClock(func() time.Time { return t0 })}
+		if v1 {
+			opts = append(opts, WithSignatureV1())
+		}
+		c, _ := testClient(t, f, opts...)
+		if _, err := c.CreateDisbursement(context.Background(), createRequest(), "order-4711"); !IsSignatureUsed(err) {
+			t.Errorf("v1=%v: create answered %v, want the signature-used error returned", v1, err)
+		}
+		if n := len(f.requests()); n != 1 {
+			t.Errorf("v1=%v: the create was sent %d times, want once", v1, n)
+		}
+		g := newFakeAPI(t, sigUsedStep, step{status: 201, body: `{"success":true,"data":{}}`})
+		c, _ = testClient(t, g, opts...)
+		if _, err := c.CreatePayment(context.Background(), CreatePaymentRequest{Price: 50000, PlayerID: "p-1"}); !IsSignatureUsed(err) {
+			t.Errorf("v1=%v: payment create answered %v, want the signature-used error returned", v1, err)
+		}
+		if n := len(g.requests()); n != 1 {
+			t.Errorf("v1=%v: the payment create was sent %d times, want once", v1, n)
+		}
+	}
+}
+
+// SignV2 agrees with the known answers in the repository, computed from
+// the scheme's definition by someone who had not read this code.
+func TestSignV2KnownAnswers(t *testing.T) {
+	raw, err := os.ReadFile("../signature/testdata/v2_vectors.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vs []struct {
+		Name           string `json:"name"`
+		T              string `json:"t"`
+		Method         string `json:"method"`
+		PathWithQuery  string `json:"path_with_query"`
+		IdempotencyKey string `json:"idempotency_key"`
+		Body           string `json:"body"`
+		Header         string `json:"header"`
+	}
+	if err := json.Unmarshal(raw, &vs); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vs {
+		ms, _ := strconv.ParseInt(v.T, 10, 64)
+		if got := SignV2(testVectorSecret, v.Method, v.PathWithQuery, v.IdempotencyKey, []byte(v.Body), time.UnixMilli(ms)); got != v.Header {
+			t.Errorf("%s: SignV2 = %s, want %s", v.Name, got, v.Header)
+		}
+	}
+	if len(vs) == 0 {
+		t.Fatal("no vectors")
+	}
+}
+
+const testVectorSecret = "3f9a1c0b7d2e4f5a6b8c9d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c"
+
+// The Client never follows a redirect: it would carry x-api-key and the
+// signature to another host. The 3xx is returned as the answer.
+func TestRedirectsAreNotFollowed(t *testing.T) {
+	var reached atomic.Int64
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached.Add(1)
+		w.Write([]byte(`{}`))
+	}))
+	defer other.Close()
+	f := newFakeAPI(t, step{status: http.StatusTemporaryRedirect, body: `{"error":"moved"}`, header: map[string]string{"Location": other.URL + "/api/v3/wallets"}})
+	for _, hc := range []*http.Client{nil, {}} {
+		opts := []Option{WithRetries(0)}
+		if hc != nil {
+			opts = append(opts, WithHTTPClient(hc))
+		}
+		c, err := New(f.srv.URL, testKey, testSecret, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.ListWallets(context.Background())
+		if e, ok := AsAPIError(err); !ok || e.StatusCode != http.StatusTemporaryRedirect {
+			t.Errorf("list wallets: %v, want the 307 returned", err)
+		}
+	}
+	if n := reached.Load(); n != 0 {
+		t.Fatalf("the redirect's target was called %d times", n)
 	}
 }

@@ -102,9 +102,12 @@ func IsKeyReused(err error) bool {
 
 // IsSignatureUsed reports a 401 x-signature was already used; sign the
 // request again: the service accepted that very signature before for
-// another method, path or Idempotency-Key. Nothing was done. The Client
-// re-signs and resends once by itself, so it returns this only when the
-// second signature collided too.
+// another method, path or Idempotency-Key. Nothing was done by this
+// request. With v1 signatures ([WithSignatureV1]) the Client re-signs a
+// read or a quote once by itself, but never a create: a create's
+// signature used already may mean a copy of it was sent by someone else
+// under another key and created a payout; look the payout up by your
+// reference before you create it again.
 func IsSignatureUsed(err error) bool {
 	return hasAPIError(err, func(e *APIError) bool {
 		return e.StatusCode == http.StatusUnauthorized && e.Message == MessageSignatureUsed

@@ -191,7 +191,7 @@ func startFakeService() *httptest.Server {
 	}
 	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		if !validSignature(r.Header.Get("x-signature"), body) || r.Header.Get("x-api-key") != apiKey {
+		if !validSignature(r, body) || r.Header.Get("x-api-key") != apiKey {
 			reply(w, 401, map[string]string{"error": "invalid signature"})
 			return
 		}
@@ -230,11 +230,19 @@ func startFakeService() *httptest.Server {
 	}))
 }
 
-func validSignature(header string, body []byte) bool {
-	t, v1, _ := strings.Cut(strings.TrimPrefix(header, "t="), ",v1=")
+// validSignature checks a v2 x-signature as the service does: over the
+// method, the path and query, the Idempotency-Key and the body's hash.
+func validSignature(r *http.Request, body []byte) bool {
+	t, v2, _ := strings.Cut(strings.TrimPrefix(r.Header.Get("x-signature"), "t="), ",v2=")
+	target := r.URL.EscapedPath()
+	if r.URL.RawQuery != "" {
+		target += "?" + r.URL.RawQuery
+	}
+	sum := sha256.Sum256(body)
 	mac := hmac.New(sha256.New, []byte(signingSecret))
-	mac.Write([]byte(t + "." + string(body)))
-	return hmac.Equal([]byte(v1), []byte(hex.EncodeToString(mac.Sum(nil))))
+	mac.Write([]byte(strings.Join([]string{"PAYOUTD-HMAC-SHA256-V2", t, r.Method, target,
+		r.Header.Get("Idempotency-Key"), hex.EncodeToString(sum[:])}, "\n")))
+	return hmac.Equal([]byte(v2), []byte(hex.EncodeToString(mac.Sum(nil))))
 }
 
 // Every failed payout of this month, however many pages they fill.

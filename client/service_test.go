@@ -338,8 +338,8 @@ func TestAgainstTheService(t *testing.T) {
 }
 
 // Two different creates with identical bodies signed in the same
-// millisecond: the service refuses the second signature as used, and the
-// SDK signs it again and creates it.
+// millisecond: with v2 their signatures differ (each covers its own
+// Idempotency-Key), so both are created, neither refused as used.
 func TestIdenticalCreatesInOneMillisecond(t *testing.T) {
 	live := startService(t)
 	at := time.Now()
@@ -360,6 +360,75 @@ func TestIdenticalCreatesInOneMillisecond(t *testing.T) {
 	}
 	if first.ID == second.ID || first.Replayed || second.Replayed {
 		t.Fatalf("two creates: %s and %s (replayed %v, %v)", first.ID, second.ID, first.Replayed, second.Replayed)
+	}
+}
+
+// frontRunner is someone on the path who can see and delay traffic but has
+// no secret: before the merchant's first create reaches the service, it
+// sends a copy of it under another Idempotency-Key.
+type frontRunner struct {
+	done   atomic.Bool
+	copies atomic.Int64
+}
+
+func (f *frontRunner) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodPost && r.URL.Path == "/api/v3/disbursements" && f.done.CompareAndSwap(false, true) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		copied := r.Clone(r.Context())
+		copied.Body = io.NopCloser(bytes.NewReader(body))
+		copied.Header.Set("Idempotency-Key", "attacker-"+client.NewIdempotencyKey())
+		if resp, err := http.DefaultTransport.RoundTrip(copied); err == nil {
+			if resp.StatusCode == http.StatusCreated {
+				f.copies.Add(1)
+			}
+			resp.Body.Close()
+		}
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// The second audit's first reproduction: a copy of a signed create sent
+// first under another key created a payout, the merchant's own request got
+// "already used", and the SDK re-signed it by itself and created a second:
+// two payouts, 200,000 gone. Now, with v2 (the default) the copy fails
+// verification and the merchant's create is the one payout; with v1 the
+// copy may be the one payout, and the SDK reports "already used" instead
+// of paying again.
+func TestFrontRunCreatePaysOnce(t *testing.T) {
+	for _, scheme := range []string{"v2", "v1"} {
+		t.Run(scheme, func(t *testing.T) {
+			live := startService(t)
+			runner := &frontRunner{}
+			opts := []client.Option{client.WithHTTPClient(&http.Client{Transport: runner})}
+			if scheme == "v1" {
+				opts = append(opts, client.WithSignatureV1())
+			}
+			c, err := client.New(live.url, live.apiKey, live.signingSecret, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			_, err = c.CreateDisbursement(ctx, client.CreateDisbursementRequest{ClientWalletID: live.wallet, Amount: "100000",
+				BankCode: "bca", AccountNo: "1234567890", TransferType: client.BIFAST}, client.NewIdempotencyKey())
+			switch scheme {
+			case "v2":
+				if err != nil || runner.copies.Load() != 0 {
+					t.Fatalf("v2: create %v, the attacker's copies created %d", err, runner.copies.Load())
+				}
+			case "v1":
+				if !client.IsSignatureUsed(err) || runner.copies.Load() != 1 {
+					t.Fatalf("v1: create answered %v (want the signature-used error), copies created %d", err, runner.copies.Load())
+				}
+			}
+			bal, err := c.WalletBalance(ctx, live.wallet)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bal.Available != "900000.0000" && bal.Available != "900000" {
+				t.Fatalf("available %s after one payout of 100,000 from 1,000,000: paid more than once", bal.Available)
+			}
+		})
 	}
 }
 

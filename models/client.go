@@ -88,6 +88,10 @@ type Client struct {
 	// RefundFeeOnReturn: when the bank returns a paid payout, the platform
 	// fee is credited back too (default false: the fee is kept).
 	RefundFeeOnReturn bool `gorm:"not null"`
+	// RequireSignatureV2: signed requests of this client must carry a v2
+	// signature (method, path, Idempotency-Key and body covered); a v1
+	// signature is refused. Unsigned reads with x-timestamp still pass.
+	RequireSignatureV2 bool `gorm:"column:require_signature_v2;not null"`
 	// WriteRateLimit and ReadRateLimit are the client's own requests per
 	// second on the merchant routes; nil: the service's default
 	// (CLIENT_WRITE_RATE_LIMIT, CLIENT_READ_RATE_LIMIT); 0: unlimited.

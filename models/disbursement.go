@@ -120,7 +120,12 @@ type Disbursement struct {
 	AccountHolderName string             `gorm:"not null"`
 	Memo              *string
 	ReferenceID       *string
-	Vendor            string `gorm:"not null"`
+	// RequestSignature is the lowercase hex signature (v1 or v2) the
+	// create was signed with; unique per client, so that no loss of the
+	// used-signature records in Redis lets one signature create twice.
+	// nil for rows of earlier versions and for creates made by operators.
+	RequestSignature *string
+	Vendor           string `gorm:"not null"`
 	// VendorReference is the vendor's idempotency key for this payout,
 	// derived from ID: submitting it twice pays once.
 	VendorReference   string `gorm:"not null"`

@@ -44,18 +44,22 @@ const PaymentFlowEmbed = "embed"
 
 // Payment is money a payer sends a client through a QRIS checkout.
 type Payment struct {
-	ID                   uuid.UUID     `gorm:"type:uuid;primaryKey"`
-	ClientID             uuid.UUID     `gorm:"type:uuid;not null"`
-	WalletID             uuid.UUID     `gorm:"type:uuid;not null"`
-	PayerID              string        `gorm:"not null"`
-	Flow                 string        `gorm:"not null"`
-	Amount               Amount        `gorm:"not null"`
-	PlatformFee          Amount        `gorm:"not null"`
-	NetAmount            Amount        `gorm:"not null"`
-	Currency             string        `gorm:"not null"`
-	Status               PaymentStatus `gorm:"not null"`
-	Acquirer             string        `gorm:"not null"`
-	QRPayload            string        `gorm:"column:qr_payload;not null"`
+	ID          uuid.UUID     `gorm:"type:uuid;primaryKey"`
+	ClientID    uuid.UUID     `gorm:"type:uuid;not null"`
+	WalletID    uuid.UUID     `gorm:"type:uuid;not null"`
+	PayerID     string        `gorm:"not null"`
+	Flow        string        `gorm:"not null"`
+	Amount      Amount        `gorm:"not null"`
+	PlatformFee Amount        `gorm:"not null"`
+	NetAmount   Amount        `gorm:"not null"`
+	Currency    string        `gorm:"not null"`
+	Status      PaymentStatus `gorm:"not null"`
+	Acquirer    string        `gorm:"not null"`
+	QRPayload   string        `gorm:"column:qr_payload;not null"`
+	// RequestSignature is the lowercase hex signature of the create,
+	// unique per client (as Disbursement.RequestSignature); nil when the
+	// create was not signed or the row is older.
+	RequestSignature     *string
 	ExpiredAt            time.Time
 	PaidAt               *time.Time
 	RetrievalReferenceNo *string

@@ -104,7 +104,7 @@ func (s *Store) FindPrincipalByKeyHash(ctx context.Context, keyHash string) (*Pr
 	        cr.created_at AS cred_created_at,
 	        c.id, c.name, c.kind, c.environment, c.allowed_ips, c.payout_webhook_url, c.payment_webhook_url,
 	        c.withdrawals, c.payment_fee_bps, c.bifast_fee, c.rtol_fee, c.bifast_min_net, c.rtol_min_net,
-	        c.review_threshold, c.write_rate_limit, c.read_rate_limit, c.created_at, c.updated_at
+	        c.review_threshold, c.write_rate_limit, c.read_rate_limit, c.require_signature_v2, c.created_at, c.updated_at
 	    FROM credentials cr JOIN clients c ON c.id = cr.client_id
 	    WHERE cr.api_key_hash = ? AND cr.revoked_at IS NULL`, keyHash).Scan(&row).Error
 	if err != nil {

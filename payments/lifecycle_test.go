@@ -62,7 +62,7 @@ func (f *fixture) create(price int64) *models.Payment {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	return p
+	return p.Payment
 }
 
 func (f *fixture) get(id uuid.UUID) *models.Payment {

@@ -111,7 +111,7 @@ func TestSweepSettlesAroundARefusedItem(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ids[i] = p
+		ids[i] = p.Payment
 		if _, err := f.svc.Simulate(ctx, p.ID, ResultSuccess); err != nil {
 			t.Fatal(err)
 		}

@@ -78,12 +78,28 @@ type CreateRequest struct {
 	PayerID   string
 	Flow      string
 	ExpiresIn time.Duration
+	// Signature is the lowercase hex signature of the request ("" when
+	// unsigned). It is stored with the payment, unique per client: the
+	// same signature again is the same request (a signature covers the
+	// body), answered with the payment it created.
+	Signature string
+}
+
+// Created is the outcome of Create: the payment, and whether it is the one
+// an earlier request with the same signature created.
+type Created struct {
+	*models.Payment
+	Replayed bool
 }
 
 // Create stores a PENDING payment with its dynamic QRIS, to be credited to
 // the client's default wallet (ErrNoDefaultWallet without one), and
-// schedules its expiry.
-func (s *Service) Create(ctx context.Context, client *models.Client, req CreateRequest) (*models.Payment, error) {
+// schedules its expiry. A signature that created a payment already answers
+// that payment (Replayed), whatever Redis remembers of it.
+func (s *Service) Create(ctx context.Context, client *models.Client, req CreateRequest) (*Created, error) {
+	if existing, err := s.bySignature(ctx, client.ID, req.Signature); existing != nil || err != nil {
+		return existing, err
+	}
 	wallet, err := s.defaultWallet(ctx, client.ID)
 	if err != nil {
 		return nil, err
@@ -96,12 +112,21 @@ func (s *Service) Create(ctx context.Context, client *models.Client, req CreateR
 		Status: models.PaymentPending, Acquirer: s.acquirer.Name(),
 		ExpiredAt: now.Add(req.ExpiresIn), CreatedAt: now, UpdatedAt: now,
 	}
+	if req.Signature != "" {
+		p.RequestSignature = &req.Signature
+	}
 	p.QRPayload, err = s.acquirer.DynamicQR(ctx, vendors.QRRequest{PaymentID: p.ID, Amount: p.Amount,
 		MerchantName: client.Name, ExpiresAt: p.ExpiredAt})
 	if err != nil {
 		return nil, fmt.Errorf("dynamic QR: %w", err)
 	}
 	if err := s.db.WithContext(ctx).Create(p).Error; err != nil {
+		if errors.Is(err, gorm.ErrDuplicatedKey) {
+			// The same request, sent twice at once: the first stored it.
+			if existing, ferr := s.bySignature(ctx, client.ID, req.Signature); existing != nil || ferr != nil {
+				return existing, ferr
+			}
+		}
 		return nil, err
 	}
 	if s.queue != nil {
@@ -110,7 +135,24 @@ func (s *Service) Create(ctx context.Context, client *models.Client, req CreateR
 				slog.String("payment_id", p.ID.String()), slog.Any("error", err))
 		}
 	}
-	return p, nil
+	return &Created{Payment: p}, nil
+}
+
+// bySignature finds the client's payment created with signature: nil when
+// there is none (or no signature).
+func (s *Service) bySignature(ctx context.Context, clientID uuid.UUID, signature string) (*Created, error) {
+	if signature == "" {
+		return nil, nil
+	}
+	var p models.Payment
+	err := s.db.WithContext(ctx).Where("client_id = ? AND request_signature = ?", clientID, signature).Take(&p).Error
+	switch {
+	case errors.Is(err, gorm.ErrRecordNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	return &Created{Payment: &p, Replayed: true}, nil
 }
 
 func (s *Service) defaultWallet(ctx context.Context, clientID uuid.UUID) (*models.Wallet, error) {

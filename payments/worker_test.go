@@ -168,7 +168,7 @@ func (e *workerEnv) create(svc *payments.Service, expiresIn time.Duration) *mode
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	return p
+	return p.Payment
 }
 
 func (e *workerEnv) get(id uuid.UUID) *models.Payment {

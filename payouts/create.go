@@ -19,6 +19,10 @@ type CreateRequest struct {
 	IdempotencyKey string
 	Memo           *string
 	ReferenceID    *string
+	// Signature is the lowercase hex signature the request was signed
+	// with ("" when none): stored on the row, unique per client, so that a
+	// signature creates at most one disbursement whatever Redis remembers.
+	Signature string
 	// WaitsForSubmit says the caller waits for the submit's first answer
 	// (SubmitAndWait, the API with DISBURSEMENT_SUBMIT_WAIT): with
 	// Options.SubmitInline this process then submits the payout itself.
@@ -122,7 +126,9 @@ func (s *Service) create(ctx context.Context, client *models.Client, req CreateR
 	switch {
 	case errors.Is(err, gorm.ErrDuplicatedKey):
 		// A twin with the same key committed first: answer its result.
-		return s.replayOr(ctx, client, req, models.ErrIdempotencyInFlight)
+		// Without one, what was taken is the signature: it created
+		// another disbursement, under another key.
+		return s.replayOr(ctx, client, req, s.duplicateOf(ctx, client, req))
 	case errors.Is(err, models.ErrInsufficientBalance):
 		return s.replayOr(ctx, client, req, afterInquiry(err))
 	case err != nil:
@@ -165,6 +171,26 @@ func (s *Service) lookup(ctx context.Context, client *models.Client, req CreateR
 		return nil, false, c, models.TranslateDBError(s.db, err)
 	}
 	return &w, keyTaken, c, nil
+}
+
+// duplicateOf says which unique record a create that found no twin with
+// its key ran into: its signature, used by another create already
+// (ErrSignatureReused), or else a twin that is not visible yet
+// (ErrIdempotencyInFlight: retry).
+func (s *Service) duplicateOf(ctx context.Context, client *models.Client, req CreateRequest) error {
+	if req.Signature == "" {
+		return models.ErrIdempotencyInFlight
+	}
+	var used bool
+	err := s.db.WithContext(ctx).Raw(`SELECT EXISTS (SELECT 1 FROM disbursements WHERE client_id = ? AND request_signature = ?)`,
+		client.ID, req.Signature).Row().Scan(&used)
+	if err != nil {
+		return models.TranslateDBError(s.db, err)
+	}
+	if used {
+		return models.ErrSignatureReused
+	}
+	return models.ErrIdempotencyInFlight
 }
 
 // lowerThreshold is the stricter of two review thresholds (nil: review
@@ -237,11 +263,18 @@ func (s *Service) newDisbursement(client *models.Client, req CreateRequest, q *Q
 		Status: status, Amount: q.Params.Amount, PlatformFee: q.Fee, NetAmount: q.Net, Currency: "IDR",
 		TransferType: q.Params.TransferType, BankCode: q.Bank.Code, BankName: q.Bank.Name,
 		AccountNo: q.Params.AccountNo, AccountHolderName: q.HolderName,
-		Memo: req.Memo, ReferenceID: req.ReferenceID,
+		Memo: req.Memo, ReferenceID: req.ReferenceID, RequestSignature: signatureOrNil(req.Signature),
 		Vendor: q.Vendor, VendorReference: models.VendorReferenceFor(id),
 		LockExpiresAt: now.Add(s.lockTTL), NextCheckAt: &next, SubmitAttempts: attempts, SubmitAttemptedAt: attemptedAt,
 		CreatedAt: now, UpdatedAt: now,
 	}
+}
+
+func signatureOrNil(sig string) *string {
+	if sig == "" {
+		return nil
+	}
+	return &sig
 }
 
 // insert writes the row, its lock and its first audit line atomically, as

@@ -1,14 +1,20 @@
-// Package signature signs and verifies requests and callbacks the way the
-// interface specification prescribes:
+// Package signature signs and verifies requests and callbacks.
+//
+// Scheme v1 is the interface specification's, kept exact for the clients
+// built against it:
 //
 //	payload = t + "." + body
 //	v1      = lowercase hex of HMAC-SHA256(payload, secret)
 //	header  = "t=<unix ms>,v1=<v1>"
 //
+// v1 does not cover the method, the path or the Idempotency-Key, so one
+// signed body can be sent to another route or under another key. Scheme v2
+// (v2.go) covers the whole request and is what the Go SDK sends.
+//
 // The secret is used as the ASCII bytes of its 64-character hex text, as
-// issued (not hex-decoded). Verify returns a Diagnosis, the same values the
-// signature-check endpoint reports, so enforcing endpoints and the
-// diagnostic endpoint can never disagree.
+// issued (not hex-decoded). Verify and VerifyRequest return a Diagnosis,
+// the same values the signature-check endpoint reports, so enforcing
+// endpoints and the diagnostic endpoint can never disagree.
 package signature
 
 import (
@@ -39,43 +45,72 @@ const (
 	NoSecretProvisioned         Diagnosis = "no_secret_provisioned"
 	ContentEncodingNotSupported Diagnosis = "content_encoding_not_supported"
 	BodyTooLarge                Diagnosis = "body_too_large"
+	// V2Required: a valid v1 signature from a client that accepts only
+	// v2 (an addition to the specification's list).
+	V2Required Diagnosis = "signature_v2_required"
 )
 
 // Header is a parsed x-signature header. T is kept as text: whether it is a
-// valid integer is a separate diagnosis (malformed_timestamp).
+// valid integer is a separate diagnosis (malformed_timestamp). V1 and V2
+// are the signatures of either scheme; at least one is set.
 type Header struct {
 	T  string
 	V1 string
+	V2 string
 }
 
-// ParseHeader parses "t=<ms>,v1=<64 hex>". Parts are separated by commas and
-// may be surrounded by spaces; their order does not matter. Unknown parts
-// are ignored, so a future v2 can be sent alongside v1. It reports false when
-// t or v1 is missing or repeated, or v1 is not 64 hex characters (either
-// case: an uppercase v1 is diagnosed later as hex_case_mismatch). T is not
-// checked here: an empty or non-integer t is a malformed_timestamp.
+// Version is the scheme the header is verified by: "v2" when it carries a
+// v2 signature (a v1 beside it is then ignored), else "v1".
+func (h Header) Version() string {
+	if h.V2 != "" {
+		return "v2"
+	}
+	return "v1"
+}
+
+// Signature is the signature the header is verified by (Version's).
+func (h Header) Signature() string {
+	if h.V2 != "" {
+		return h.V2
+	}
+	return h.V1
+}
+
+// ParseHeader parses "t=<ms>,v1=<64 hex>" and "t=<ms>,v2=<64 hex>" (both
+// signatures may be sent together, for servers that know only v1). Parts
+// are separated by commas and may be surrounded by spaces; their order does
+// not matter. Unknown parts are ignored, so a later scheme can be sent
+// alongside. It reports false when t is missing, when neither v1 nor v2 is
+// there, when any of them is repeated, or when a signature present is not
+// 64 hex characters (either case: uppercase is diagnosed later as
+// hex_case_mismatch). T is not checked here: an empty or non-integer t is a
+// malformed_timestamp.
 func ParseHeader(value string) (Header, bool) {
 	var h Header
-	var seenT, seenV1 bool
+	seen := map[string]bool{}
 	for _, part := range strings.Split(value, ",") {
 		key, val, found := strings.Cut(strings.TrimSpace(part), "=")
 		if !found {
 			return Header{}, false
 		}
 		switch key {
+		case "t", "v1", "v2":
+			if seen[key] {
+				return Header{}, false
+			}
+			seen[key] = true
+		}
+		switch key {
 		case "t":
-			if seenT {
-				return Header{}, false
-			}
-			seenT, h.T = true, val
+			h.T = val
 		case "v1":
-			if seenV1 {
-				return Header{}, false
-			}
-			seenV1, h.V1 = true, val
+			h.V1 = val
+		case "v2":
+			h.V2 = val
 		}
 	}
-	if !seenT || !seenV1 || !isHex64(h.V1) {
+	if !seen["t"] || !seen["v1"] && !seen["v2"] ||
+		seen["v1"] && !isHex64(h.V1) || seen["v2"] && !isHex64(h.V2) {
 		return Header{}, false
 	}
 	return h, true
@@ -138,10 +173,32 @@ type Result struct {
 	WindowOK     bool
 }
 
-// Verify checks header against body with secret at now. An empty secret
-// means the client has none (no_secret_provisioned). It checks in the order
-// the design fixes, so the first problem found is the one reported.
+// Verify checks a v1 header against body with secret at now: the
+// specification's scheme, which callbacks (x-callback-signature) use. A
+// header without v1 is malformed here. An empty secret means the client has
+// none (no_secret_provisioned). It checks in the order the design fixes, so
+// the first problem found is the one reported.
 func Verify(secret, header string, body []byte, now time.Time) Result {
+	return verify(secret, header, now, func(h Header) (string, string, bool) {
+		return Compute(secret, h.T, body), h.V1, h.V1 != ""
+	})
+}
+
+// VerifyRequest checks an API request's x-signature: by v2 over the whole
+// request when the header carries v2, else by v1 over t and the body.
+func VerifyRequest(secret, header string, req Request, now time.Time) Result {
+	return verify(secret, header, now, func(h Header) (string, string, bool) {
+		if h.V2 != "" {
+			return ComputeV2(secret, h.T, req), h.V2, true
+		}
+		return Compute(secret, h.T, req.Body), h.V1, true
+	})
+}
+
+// verify runs the checks in the design's order; expect returns the
+// signature the server computes for the parsed header, the one received,
+// and false when the header lacks the scheme this check needs.
+func verify(secret, header string, now time.Time, expect func(Header) (string, string, bool)) Result {
 	var r Result
 	if secret == "" {
 		r.Diagnosis = NoSecretProvisioned
@@ -152,6 +209,11 @@ func Verify(secret, header string, body []byte, now time.Time) Result {
 		return r
 	}
 	h, ok := ParseHeader(header)
+	if !ok {
+		r.Diagnosis = MalformedSignatureHeader
+		return r
+	}
+	expected, got, ok := expect(h)
 	if !ok {
 		r.Diagnosis = MalformedSignatureHeader
 		return r
@@ -168,12 +230,11 @@ func Verify(secret, header string, body []byte, now time.Time) Result {
 		r.Diagnosis = TimestampOutOfWindow
 		return r
 	}
-	expected := Compute(secret, h.T, body)
-	if !hmac.Equal([]byte(expected), []byte(strings.ToLower(h.V1))) {
+	if !hmac.Equal([]byte(expected), []byte(strings.ToLower(got))) {
 		r.Diagnosis = SignatureMismatch
 		return r
 	}
-	if h.V1 != expected {
+	if got != expected {
 		r.Diagnosis = HexCaseMismatch
 		return r
 	}

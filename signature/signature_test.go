@@ -47,7 +47,9 @@ func TestParseHeader(t *testing.T) {
 		{"reversed order", "v1=" + hex64 + ",t=1700000000000", true, "1700000000000", hex64},
 		{"spaces around parts", "  t=1700000000000 ,  v1=" + hex64 + "  ", true, "1700000000000", hex64},
 		{"uppercase v1 still parses", "t=1,v1=" + upper, true, "1", upper},
-		{"unknown part ignored", "t=1,v1=" + hex64 + ",v2=xyz", true, "1", hex64},
+		{"unknown part ignored", "t=1,v1=" + hex64 + ",v3=xyz", true, "1", hex64},
+		{"v2 beside v1", "t=1,v1=" + hex64 + ",v2=" + hex64, true, "1", hex64},
+		{"v2 not hex beside v1", "t=1,v1=" + hex64 + ",v2=xyz", false, "", ""},
 		{"non-integer t parses (diagnosed later)", "t=abc,v1=" + hex64, true, "abc", hex64},
 		{"empty", "", false, "", ""},
 		{"missing t", "v1=" + hex64, false, "", ""},
@@ -231,7 +233,7 @@ func TestVerifyDiagnoses(t *testing.T) {
 
 		{"ok", testSecret, good, body, OK},
 		{"ok with reversed parts and spaces", testSecret, " v1=" + goodHex + " , t=" + ms(testNow), body, OK},
-		{"ok with extra v2 part", testSecret, good + ",v2=whatever", body, OK},
+		{"ok with an unknown v3 part", testSecret, good + ",v3=whatever", body, OK},
 	}
 	for _, tt := range tests {
 		r := Verify(tt.secret, tt.header, tt.body, testNow)

@@ -24,6 +24,7 @@ import (
 	"github.com/payoutd/payoutd/internal/app"
 	"github.com/payoutd/payoutd/internal/config"
 	"github.com/payoutd/payoutd/internal/logging"
+	"github.com/payoutd/payoutd/internal/redisconn"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/worker"
 )
@@ -195,6 +196,12 @@ func startDevBackends(getenv func(string) string) (*devBackends, error) {
 	}
 	b.redis = miniredis.NewMiniRedis()
 	if err := b.redis.Start(); err != nil {
+		b.removeDataDir()
+		return nil, fmt.Errorf("start embedded redis: %w", err)
+	}
+	// It never evicts: it says so to the start's eviction check.
+	if err := redisconn.AnswerEvictionPolicy(b.redis); err != nil {
+		b.redis.Close()
 		b.removeDataDir()
 		return nil, fmt.Errorf("start embedded redis: %w", err)
 	}

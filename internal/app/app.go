@@ -8,6 +8,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 	"time"
 
@@ -182,10 +183,31 @@ func (a *App) openRedis(cfg config.Config, operator bool) error {
 		}
 		return fmt.Errorf("REDIS_URL: %w", err)
 	}
+	if !operator && cfg.RedisEvictionChecked {
+		if err := checkEvictionPolicy(rdb); err != nil {
+			rdb.Close()
+			return fmt.Errorf("REDIS_URL: %w", err)
+		}
+	}
 	a.Redis, a.Queue = rdb, SharedRedis{Client: rdb}
 	a.Tasks = tasks.NewClient(a.Queue)
 	a.closers = append(a.closers, func() { a.Tasks.Close() }, func() { rdb.Close() })
 	return nil
+}
+
+// checkEvictionPolicy refuses a Redis that may evict keys
+// (redisconn.CheckNoEviction). A Redis that does not answer at all is let
+// through with a warning: the process starts as it would without the check
+// and its requests meet the outage; the check runs again at the next start.
+func checkEvictionPolicy(rdb *redis.Client) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	unreachable, err := redisconn.CheckNoEviction(ctx, rdb)
+	if unreachable {
+		slog.Warn("Redis did not answer; its maxmemory-policy is not checked", slog.Any("error", err))
+		return nil
+	}
+	return err
 }
 
 // Close releases what Build opened, last opened first.

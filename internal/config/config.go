@@ -27,8 +27,14 @@ import (
 type Config struct {
 	DatabaseURL string
 	RedisURL    string
-	HTTPAddr    string
-	Env         models.Environment
+	// RedisEvictionChecked (REDIS_EVICTION_CHECK=skip turns it off) makes
+	// api and worker refuse a Redis whose maxmemory-policy may evict keys:
+	// the used-signature records, task leases and outbox markers must stay
+	// until they expire. Off only for a managed Redis that hides CONFIG,
+	// after the operator checked the policy in its console.
+	RedisEvictionChecked bool
+	HTTPAddr             string
+	Env                  models.Environment
 	// MetricsAddr is where the worker serves /metrics (METRICS_ADDR);
 	// empty, it serves none. The api serves /metrics on HTTPAddr.
 	MetricsAddr string
@@ -170,6 +176,7 @@ func (c Config) PayoutReturnWatch() time.Duration {
 func Defaults() Config {
 	return Config{
 		HTTPAddr:                ":8080",
+		RedisEvictionChecked:    true,
 		Env:                     models.Production,
 		AuthCacheTTL:            2 * time.Second,
 		DisbursementLockTTL:     30 * time.Minute,
@@ -310,6 +317,15 @@ func (l *loader) environment(c *Config) {
 func (l *loader) backends(c *Config) {
 	l.str("DATABASE_URL", &c.DatabaseURL)
 	l.str("REDIS_URL", &c.RedisURL)
+	switch v := l.get("REDIS_EVICTION_CHECK"); v {
+	case "":
+	case "enforce":
+		c.RedisEvictionChecked = true
+	case "skip":
+		c.RedisEvictionChecked = false
+	default:
+		l.fail(fmt.Errorf("REDIS_EVICTION_CHECK=%q: want enforce (the default) or skip (a managed Redis that hides CONFIG, its maxmemory-policy checked to be noeviction by hand)", v))
+	}
 }
 
 // http reads the API server's settings: its address and public URL, the

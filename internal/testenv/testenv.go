@@ -27,6 +27,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/payoutd/payoutd/internal/database"
+	"github.com/payoutd/payoutd/internal/redisconn"
 )
 
 // DB returns a migrated database of its own for this test, dropped at the end.
@@ -240,10 +241,21 @@ func Redis(t testing.TB) (*redis.Client, *miniredis.Miniredis) {
 		t.Cleanup(func() { rdb.Close() })
 		return rdb, nil
 	}
-	mr := miniredis.RunT(t)
+	mr := embeddedRedis(t)
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	t.Cleanup(func() { rdb.Close() })
 	return rdb, mr
+}
+
+// embeddedRedis is a miniredis that answers the start's eviction check as
+// a Redis configured for the service does (it never evicts).
+func embeddedRedis(t testing.TB) *miniredis.Miniredis {
+	t.Helper()
+	mr := miniredis.RunT(t)
+	if err := redisconn.AnswerEvictionPolicy(mr); err != nil {
+		t.Fatal(err)
+	}
+	return mr
 }
 
 // Redis databases RedisDatabase leases on TEST_REDIS_URL's server: clear of
@@ -266,7 +278,7 @@ func RedisDatabase(t testing.TB) string {
 	t.Helper()
 	raw := requiredInCI(t, "TEST_REDIS_URL")
 	if raw == "" {
-		return "redis://" + miniredis.RunT(t).Addr() + "/0"
+		return "redis://" + embeddedRedis(t).Addr() + "/0"
 	}
 	opts, err := redis.ParseURL(raw)
 	if err != nil {
