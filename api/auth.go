@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -96,7 +97,13 @@ func (s *Server) identify(c *gin.Context) (*principal, error) {
 	if key == "" {
 		return nil, models.ErrMissingAPIKey
 	}
-	if err := credentials.CheckKeyGeneration(key, s.cfg.Env); err != nil {
+	// A key whose prefix names the other environment is looked up all the
+	// same: only a key known there "belongs to another environment"; any
+	// other is an invalid key, with its prefix as the hint.
+	otherPrefix := false
+	if err := credentials.CheckKeyGeneration(key, s.cfg.Env); errors.Is(err, models.ErrWrongEnvironmentKey) {
+		otherPrefix = true
+	} else if err != nil {
 		return nil, err
 	}
 	hash := credentials.HashAPIKey(key)
@@ -104,6 +111,9 @@ func (s *Server) identify(c *gin.Context) (*principal, error) {
 		return s.store.FindPrincipalByKeyHash(c.Request.Context(), hash)
 	})
 	if err != nil {
+		if otherPrefix && errors.Is(err, models.ErrInvalidAPIKey) {
+			return nil, models.WithHint(err, otherPrefixHint(s.cfg.Env))
+		}
 		return nil, err
 	}
 	// The lookup matched on the hash already; comparing again in constant
@@ -111,7 +121,7 @@ func (s *Server) identify(c *gin.Context) (*principal, error) {
 	if !credentials.EqualHashes(p.Credential.APIKeyHash, hash) {
 		return nil, models.ErrInvalidAPIKey
 	}
-	if p.Client.Environment != s.cfg.Env {
+	if p.Client.Environment != s.cfg.Env || otherPrefix {
 		return nil, models.ErrWrongEnvironmentKey
 	}
 	if p.Client.Kind == models.KindHolding {
@@ -183,13 +193,10 @@ func (s *Server) verifyRequest(c *gin.Context, p *principal, body []byte, policy
 	case signature.NoSecretProvisioned:
 		return models.ErrNoSigningSecret
 	case signature.TimestampOutOfWindow:
-		if hint := signature.SecondsHint(result.Timestamp, s.now()); hint != "" {
-			return fmt.Errorf("%w (%s)", errSignatureOutsideWindow, hint)
-		}
-		return errSignatureOutsideWindow
+		return models.WithHint(errSignatureOutsideWindow, windowHint("the t of x-signature", result.Timestamp, s.now()))
 	default:
-		return fmt.Errorf("%w (%s); POST /api/v3/debug/signature-check shows what the server received",
-			models.ErrInvalidSignature, result.Diagnosis)
+		return models.WithHint(models.ErrInvalidSignature,
+			fmt.Sprintf("%s; POST /api/v3/debug/signature-check shows what the server received", result.Diagnosis))
 	}
 }
 
@@ -197,15 +204,45 @@ func (s *Server) verifyRequest(c *gin.Context, p *principal, body []byte, policy
 func (s *Server) checkTimestamp(raw string) error {
 	t, ok := signature.ParseMillis(strings.TrimSpace(raw))
 	if !ok {
-		return models.ErrTimestampWindow
+		if strings.TrimSpace(raw) == "" {
+			return models.WithHint(models.ErrTimestampWindow, "the x-timestamp header is missing: send the current Unix time in milliseconds, or sign the request (x-signature)")
+		}
+		return models.WithHint(models.ErrTimestampWindow, "x-timestamp is not a Unix time in milliseconds (digits only)")
 	}
 	if _, ok := signature.WindowDelta(t, s.now()); !ok {
-		if hint := signature.SecondsHint(t, s.now()); hint != "" {
-			return fmt.Errorf("%w (%s)", models.ErrTimestampWindow, hint)
-		}
-		return models.ErrTimestampWindow
+		return models.WithHint(models.ErrTimestampWindow, windowHint("x-timestamp", t, s.now()))
 	}
 	return nil
+}
+
+// windowHint says why a timestamp t (Unix ms) of what is outside the
+// window: sent in seconds, or how far it is from the server's clock.
+func windowHint(what string, t int64, now time.Time) string {
+	if hint := signature.SecondsHint(t, now); hint != "" {
+		return hint
+	}
+	delta, _ := signature.WindowDelta(t, now)
+	side := "behind"
+	if delta > 0 {
+		side = "ahead of"
+	}
+	const year = int64(365 * 24 * time.Hour / time.Millisecond)
+	if delta > year || delta < -year {
+		return fmt.Sprintf("%s is more than a year %s the server's clock: send the current Unix time in milliseconds", what, side)
+	}
+	return fmt.Sprintf("%s is %s %s the server's clock; the window is 5 minutes either side", what,
+		(time.Duration(max(delta, -delta)) * time.Millisecond).Round(time.Second), side)
+}
+
+// otherPrefixHint explains an unknown key with the other environment's
+// prefix: likely a key of the other environment, or a mistyped one.
+func otherPrefixHint(env models.Environment) string {
+	other := models.Staging
+	if env == models.Staging {
+		other = models.Production
+	}
+	return fmt.Sprintf("the key begins %q, the prefix of %s keys; this is the %s environment, whose keys begin %q",
+		credentials.KeyPrefix(other), other, env, credentials.KeyPrefix(env))
 }
 
 // signingSecret decrypts the client's signing secret; "" when it has none.

@@ -3,7 +3,6 @@ package api
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -32,6 +31,14 @@ func TestAuthenticationFailureRules(t *testing.T) {
 	holding := b.newClient(admin.ClientOptions{Name: "Holding Co", Kind: models.KindHolding})
 	restricted := b.newClient(admin.ClientOptions{Name: "Restricted", AllowedIPs: "198.51.100.0/24"})
 	staging := setup(t, setupOptions{env: models.Staging}).newMerchant()
+	// A staging client in this server's database: a key it knows as one of
+	// the other environment.
+	stagingAdmin := b.admin
+	stagingAdmin.Env = models.Staging
+	knownStaging, err := admin.CreateClient(context.Background(), stagingAdmin, admin.ClientOptions{Name: "Staging Co"})
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	cases := []struct {
 		name   string
@@ -42,14 +49,14 @@ func TestAuthenticationFailureRules(t *testing.T) {
 		{"api key missing", request{path: wallets, timestamp: true}, 401, "missing x-api-key header"},
 		{"api key unknown", request{path: wallets, apiKey: "v3_live_" + strings.Repeat("ab", 24), timestamp: true}, 401, "invalid API key"},
 		{"api key of the legacy generation", request{path: wallets, apiKey: "sk_live_0123456789abcdef", timestamp: true}, 401, models.ErrLegacyAPIKey.Error()},
-		{"api key of the other environment", request{path: wallets, apiKey: staging.apiKey, timestamp: true}, 401, models.ErrWrongEnvironmentKey.Error()},
+		{"api key of the other environment, known here", request{path: wallets, apiKey: knownStaging.APIKey, timestamp: true}, 401, models.ErrWrongEnvironmentKey.Error()},
+		// Its prefix alone does not make a key one of the other environment.
+		{"api key with the other environment's prefix, unknown here", request{path: wallets, apiKey: staging.apiKey, timestamp: true}, 401, "invalid API key"},
 		{"x-timestamp missing", request{path: wallets, apiKey: m.apiKey}, 400, windowMsg},
 		{"x-timestamp malformed", request{path: wallets, apiKey: m.apiKey, headers: map[string]string{"x-timestamp": "yesterday"}}, 400, windowMsg},
 		{"x-timestamp with a sign", request{path: wallets, apiKey: m.apiKey, headers: map[string]string{"x-timestamp": "+" + millis(fixedNow)}}, 400, windowMsg},
-		{"x-timestamp in seconds, not ms", request{path: wallets, apiKey: m.apiKey, headers: map[string]string{"x-timestamp": jsonNumber(fixedNow.Unix())}}, 400,
-			windowMsg + fmt.Sprintf(" (timestamps are Unix milliseconds; %d looks like seconds: send %d000)", fixedNow.Unix(), fixedNow.Unix())},
-		{"x-signature t in seconds, not ms", request{path: wallets, apiKey: m.apiKey, headers: map[string]string{"x-signature": signWithT(m.signingSecret, nil, fixedNow.Unix())}}, 401,
-			windowMsg + fmt.Sprintf(" (timestamps are Unix milliseconds; %d looks like seconds: send %d000)", fixedNow.Unix(), fixedNow.Unix())},
+		{"x-timestamp in seconds, not ms", request{path: wallets, apiKey: m.apiKey, headers: map[string]string{"x-timestamp": jsonNumber(fixedNow.Unix())}}, 400, windowMsg},
+		{"x-signature t in seconds, not ms", request{path: wallets, apiKey: m.apiKey, headers: map[string]string{"x-signature": signWithT(m.signingSecret, nil, fixedNow.Unix())}}, 401, windowMsg},
 		{"x-timestamp too old", request{path: wallets, apiKey: m.apiKey, headers: map[string]string{"x-timestamp": stale}}, 400, windowMsg},
 		{"x-timestamp too far ahead", request{path: wallets, apiKey: m.apiKey, headers: map[string]string{"x-timestamp": future}}, 400, windowMsg},
 		{"x-timestamp exactly 5 minutes old", request{path: wallets, apiKey: m.apiKey, headers: map[string]string{"x-timestamp": edge}}, 200, ""},

@@ -307,6 +307,10 @@ func readSignedCallback[T any](s *Server, c *gin.Context, parse func(http.Header
 		}
 		if !errors.Is(err, vendors.ErrInvalidCallback) {
 			err = models.Invalid(err.Error())
+		} else {
+			// What the partner's check found goes to the hint.
+			detail, _ := strings.CutPrefix(err.Error(), vendors.ErrInvalidCallback.Error())
+			err = models.WithHint(err, strings.TrimPrefix(detail, ": "))
 		}
 	}
 	fail(c, err)

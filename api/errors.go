@@ -14,15 +14,18 @@ import (
 	"github.com/payoutd/payoutd/vendors"
 )
 
-// errorResponse is the body of every error answer.
+// errorResponse is the body of every error answer: "error" is the message
+// clients match on, word for word; "hint" says more to a person reading it
+// (models.WithHint), and is left out when there is nothing to add.
 type errorResponse struct {
 	Error string `json:"error"`
+	Hint  string `json:"hint,omitempty"`
 }
 
 // errorStatuses maps each domain error to its HTTP status. This table and
 // statusOf are the only place where an error becomes a status; the message
-// shown is the error's own text, which for these errors is written for the
-// client (the spec's wording where the spec gives one).
+// shown is the declared error's own text, which for these errors is written
+// for the client (the spec's wording where the spec gives one).
 var errorStatuses = []struct {
 	err    error
 	status int
@@ -109,13 +112,16 @@ func statusOf(err error) (int, string, bool) {
 	}
 	for _, e := range errorStatuses {
 		if errors.Is(err, e.err) {
-			return e.status, err.Error(), true
+			// The declared error's own text, never what a wrap added:
+			// that is for the log, or for "hint" (models.WithHint).
+			return e.status, e.err.Error(), true
 		}
 	}
 	return http.StatusInternalServerError, "internal server error", false
 }
 
-// fail answers err as {"error": "..."} and stops the handler chain. A
+// fail answers err as {"error": "...", "hint": "..."} (the hint of
+// models.WithHint, when there is one) and stops the handler chain. A
 // rate limit's answer, a busy server's, and a 503 of a vendor held back by
 // its circuit breaker, also say in Retry-After when to try again.
 func fail(c *gin.Context, err error) {
@@ -135,6 +141,10 @@ func fail(c *gin.Context, err error) {
 		c.Header("Retry-After", retryAfterSeconds(later.RetryAfter()))
 	}
 	status, msg, known := statusOf(err)
+	var hint string
+	if known {
+		hint = models.HintOf(err)
+	}
 	switch {
 	case !known && status == http.StatusServiceUnavailable:
 		c.Header("Retry-After", databaseRetryAfter)
@@ -144,5 +154,5 @@ func fail(c *gin.Context, err error) {
 		slog.ErrorContext(c.Request.Context(), "internal error",
 			slog.String("method", c.Request.Method), slog.String("route", c.FullPath()), slog.Any("error", err))
 	}
-	c.AbortWithStatusJSON(status, errorResponse{Error: msg})
+	c.AbortWithStatusJSON(status, errorResponse{Error: msg, Hint: hint})
 }

@@ -39,7 +39,11 @@ func (s *Server) handleReady(c *gin.Context) {
 		problems = append(problems, errors.New("redis unreachable"))
 	}
 	if len(problems) > 0 {
-		fail(c, fmt.Errorf("%w: %v", errNotReady, errors.Join(problems...)))
+		names := make([]string, len(problems))
+		for i, p := range problems {
+			names[i] = p.Error()
+		}
+		fail(c, models.WithHint(errNotReady, strings.Join(names, "; ")))
 		return
 	}
 	c.JSON(http.StatusOK, gin.H{"status": "ready"})

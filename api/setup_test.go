@@ -233,6 +233,7 @@ type response struct {
 	header  http.Header
 	body    []byte
 	errBody string
+	hint    string // the error body's "hint"
 }
 
 func (b *bundle) do(r request) response {
@@ -267,9 +268,10 @@ func (b *bundle) do(r request) response {
 	resp := response{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
 	var e struct {
 		Error *string `json:"error"`
+		Hint  string  `json:"hint"`
 	}
 	if json.Unmarshal(resp.body, &e) == nil && e.Error != nil {
-		resp.errBody = *e.Error
+		resp.errBody, resp.hint = *e.Error, e.Hint
 	}
 	return resp
 }
@@ -295,7 +297,8 @@ func millis(t time.Time) string { return jsonNumber(t.UnixMilli()) }
 func jsonNumber(n int64) string { b, _ := json.Marshal(n); return string(b) }
 
 // expect fails the test unless the response has the status and, for an
-// error status, the body is exactly {"error": msg} (msg "" skips the text).
+// error status, the body is exactly {"error": msg} with at most a
+// non-empty "hint" beside it (msg "" skips the text).
 func (r response) expect(t *testing.T, status int, msg string) {
 	t.Helper()
 	if r.status != status {
@@ -303,8 +306,10 @@ func (r response) expect(t *testing.T, status int, msg string) {
 	}
 	if status >= 400 {
 		var m map[string]any
-		if err := json.Unmarshal(r.body, &m); err != nil || len(m) != 1 {
-			t.Fatalf("error body must be exactly {\"error\": ...}, got %s", r.body)
+		err := json.Unmarshal(r.body, &m)
+		hint, hinted := m["hint"].(string)
+		if err != nil || len(m) != 1 && !(len(m) == 2 && hinted && hint != "") {
+			t.Fatalf("error body must be exactly {\"error\": ...} and maybe a \"hint\", got %s", r.body)
 		}
 		if r.errBody == "" {
 			t.Fatalf("error message empty: %s", r.body)

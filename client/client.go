@@ -519,9 +519,10 @@ func (c *Client) apiError(resp *http.Response, raw []byte) error {
 	}
 	var e struct {
 		Error *string `json:"error"`
+		Hint  string  `json:"hint"`
 	}
 	if json.Unmarshal(raw, &e) == nil && e.Error != nil {
-		apiErr.Message = *e.Error
+		apiErr.Message, apiErr.Hint = *e.Error, e.Hint
 	} else {
 		apiErr.Message = http.StatusText(resp.StatusCode)
 	}

@@ -610,6 +610,21 @@ func TestAPIErrorText(t *testing.T) {
 	}
 }
 
+// The service's "hint" reaches APIError.Hint and its text; Message stays
+// the "error" alone, word for word, so matching on it keeps working.
+func TestAPIErrorCarriesTheHint(t *testing.T) {
+	f := newFakeAPI(t, step{status: 401, body: `{"error":"invalid API key","hint":"the key begins \"v3_test_\""}`})
+	c, _ := testClient(t, f)
+	_, err := c.ListWallets(context.Background())
+	e, ok := AsAPIError(err)
+	if !ok || e.Message != "invalid API key" || e.Hint != `the key begins "v3_test_"` {
+		t.Fatalf("error %#v, want Message \"invalid API key\" and the hint", err)
+	}
+	if want := `payoutd: 401 invalid API key (the key begins "v3_test_") (request req-1-abcdef)`; e.Error() != want {
+		t.Fatalf("Error() = %q, want %q", e.Error(), want)
+	}
+}
+
 // webhookSecret is a client's Callback Secret.
 const webhookSecret = "56aa9078ddcb59df0123456789abcdef0123456789abcdef0123456789abcdef"
 

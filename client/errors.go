@@ -35,6 +35,10 @@ type APIError struct {
 	// when the body was not of that shape (a proxy's page, say), the
 	// status text.
 	Message string
+	// Hint is the body's "hint", when the service had more to say to a
+	// person (what exactly was wrong, how to fix it). For logs and
+	// people; branch on StatusCode and Message, never on Hint.
+	Hint string
 	// RequestID is the X-Request-Id of the answer; quote it to support.
 	RequestID string
 	// Replayed is set when the answer carried Idempotent-Replayed: true:
@@ -47,6 +51,9 @@ type APIError struct {
 
 func (e *APIError) Error() string {
 	s := fmt.Sprintf("payoutd: %d %s", e.StatusCode, e.Message)
+	if e.Hint != "" {
+		s += " (" + e.Hint + ")"
+	}
 	if e.RequestID != "" {
 		s += " (request " + e.RequestID + ")"
 	}

@@ -61,6 +61,42 @@ var (
 	ErrReplayCheckUnavailable = errors.New("signature replay check unavailable; retry shortly")
 )
 
+// HintedError is a domain error with a hint for a person: what exactly was
+// wrong, or how to fix it. The API answers Err's own message as "error"
+// (the spec's wording, which clients match on) and Hint apart, as "hint".
+// errors.Is and errors.As see Err through it.
+type HintedError struct {
+	Err  error
+	Hint string
+}
+
+// Error is Err's message with the hint in parentheses, for logs.
+func (e *HintedError) Error() string {
+	if e.Hint == "" {
+		return e.Err.Error()
+	}
+	return e.Err.Error() + " (" + e.Hint + ")"
+}
+
+func (e *HintedError) Unwrap() error { return e.Err }
+
+// WithHint attaches a hint for a person to err; "" attaches none.
+func WithHint(err error, hint string) error {
+	if err == nil || hint == "" {
+		return err
+	}
+	return &HintedError{Err: err, Hint: hint}
+}
+
+// HintOf returns the hint of the outermost HintedError in err's chain, or "".
+func HintOf(err error) string {
+	var h *HintedError
+	if errors.As(err, &h) {
+		return h.Hint
+	}
+	return ""
+}
+
 // ValidationError is a 400: the request is malformed. Its message names the
 // field and says what is wrong.
 type ValidationError struct{ Message string }

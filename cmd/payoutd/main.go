@@ -239,7 +239,7 @@ func serveMetrics(ctx context.Context, cfg config.Config, a *app.App) error {
 		w.Header().Set("Content-Type", "application/json")
 		if err := workerReady(r.Context(), a); err != nil {
 			w.WriteHeader(http.StatusServiceUnavailable)
-			json.NewEncoder(w).Encode(map[string]string{"error": "not ready: " + err.Error()})
+			json.NewEncoder(w).Encode(map[string]string{"error": "not ready", "hint": err.Error()})
 			return
 		}
 		w.Write([]byte(`{"status":"ready"}`))

@@ -6,8 +6,9 @@
 //
 // A V3 API key carries its environment in its prefix: "v3_live_" for
 // production, "v3_test_" for staging. A key without the "v3_" prefix is of
-// the legacy generation. Both facts are visible without a database lookup,
-// so the 401 can say exactly why a key is refused.
+// the legacy generation. Both are visible without a database lookup; whether
+// a key with the other environment's prefix is one of that environment or
+// an unknown one only the lookup tells.
 package credentials
 
 import (
@@ -71,9 +72,18 @@ func DisplayPrefix(apiKey string) string {
 	return apiKey[:shown]
 }
 
+// KeyPrefix is how every V3 API key of env begins.
+func KeyPrefix(env models.Environment) string {
+	if env == models.Staging {
+		return stagingPrefix
+	}
+	return productionPrefix
+}
+
 // CheckKeyGeneration tells, from the key's text alone, whether it can belong
 // to env: models.ErrLegacyAPIKey for a key of the legacy generation,
-// models.ErrWrongEnvironmentKey for a V3 key of the other environment.
+// models.ErrWrongEnvironmentKey for a V3 key with the other environment's
+// prefix (a key of that environment, or a bogus one: the caller looks it up).
 func CheckKeyGeneration(apiKey string, env models.Environment) error {
 	if !strings.HasPrefix(apiKey, v3Prefix) {
 		return models.ErrLegacyAPIKey
