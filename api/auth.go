@@ -182,7 +182,7 @@ func (s *Server) verifyRequest(c *gin.Context, p *principal, body []byte, policy
 	switch result.Diagnosis {
 	case signature.OK:
 		if p.Client.RequireSignatureV2 && result.Header.V2 == "" {
-			return fmt.Errorf("%w (this client accepts only v2 signatures: send x-signature: t=<ms>,v2=<hex>)", models.ErrInvalidSignature)
+			return models.WithHint(models.ErrInvalidSignature, "signature_v2_required: this client accepts only v2 signatures (x-signature: t=<ms>,v2=<hex>)")
 		}
 		used := strings.ToLower(result.Header.Signature())
 		if err := s.rememberSignature(c, p, used); err != nil {
