@@ -88,9 +88,10 @@ func TestClientRotateCredentials(t *testing.T) {
 			t.Errorf("%s not rotated: %v, %v, %v", k, created[k], rotated[k], again[k])
 		}
 	}
-	// API instances are told, so the old key stops at once.
-	if changed := h.changedClients(); len(changed) != 2 || changed[0].String() != id || changed[1].String() != id {
-		t.Errorf("ClientChanged told %v, want %s twice", changed, id)
+	// API instances are told of the creation (they may remember its key
+	// as unknown) and of each rotation, so the old key stops at once.
+	if changed := h.changedClients(); len(changed) != 3 || changed[0].String() != id || changed[1].String() != id || changed[2].String() != id {
+		t.Errorf("ClientChanged told %v, want %s three times", changed, id)
 	}
 
 	h.usageError("--client is required", "client", "rotate-credentials")
@@ -132,8 +133,8 @@ func TestClientUpdate(t *testing.T) {
 	if off := h.ok("client", "update", "--client", id, "--review-threshold", "off"); off["review_threshold"] != nil || off["bifast_fee"] != "3000" {
 		t.Errorf("--review-threshold off printed %v", off)
 	}
-	if changed := h.changedClients(); len(changed) != 2 || changed[0].String() != id {
-		t.Errorf("ClientChanged told %v, want %s for each update", changed, id)
+	if changed := h.changedClients(); len(changed) != 3 || changed[0].String() != id {
+		t.Errorf("ClientChanged told %v, want %s for the creation and each update", changed, id)
 	}
 
 	// --require-signature-v2 is a switch: alone it turns on, =false off.

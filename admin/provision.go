@@ -35,9 +35,11 @@ type Deps struct {
 	Webhooks *webhooks.Deliverer
 	// Payments simulates payment results.
 	Payments *payments.Service
-	// ClientChanged, when set, is told after a client or its credentials
-	// changed, so that API instances drop what they cached of it
-	// (authcache.Announce); without it they notice within AUTH_CACHE_TTL.
+	// ClientChanged, when set, is told after a client was created or it or
+	// its credentials changed, so that API instances drop what they cached
+	// of it and the unknown keys they remember (authcache.Announce);
+	// without it they notice within AUTH_CACHE_TTL (authcache.MissTTL for
+	// an unknown key).
 	ClientChanged func(ctx context.Context, clientID uuid.UUID)
 	// Now is the clock of the ledger postings and reconcile the commands
 	// make (nil: the wall clock, in UTC to the microsecond).
@@ -126,6 +128,9 @@ func CreateClient(ctx context.Context, d Deps, o ClientOptions) (*IssuedCredenti
 	if err := d.store().CreateClient(ctx, client, cred); err != nil {
 		return nil, err
 	}
+	// API instances remember unknown keys for a moment; told, they forget
+	// them, so the new key works at once everywhere.
+	d.clientChanged(ctx, client.ID)
 	return toIssued(client.ID, issued), nil
 }
 

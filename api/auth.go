@@ -61,15 +61,23 @@ const (
 //     and when it was used before for another request
 //     (rememberSignature); otherwise x-timestamp within ±5 minutes, 400.
 //
+// A source address that failed authentication too often is answered 429
+// before step 1, and a failure beyond its budget gets 429 instead of its
+// 401 (failedauth.go).
+//
 // In diagnostic mode it stops after step 3: the handler reads the body and
 // reports every signature problem as a 200 diagnosis. It never reads or
 // records used signatures, so it neither uses one up nor lets one be used
 // again.
 func (s *Server) authenticate(policy signaturePolicy) gin.HandlerFunc {
 	return func(c *gin.Context) {
+		if err := s.authFailures.blocked(c); err != nil {
+			fail(c, err)
+			return
+		}
 		p, err := s.identify(c)
 		if err != nil {
-			fail(c, err)
+			fail(c, s.authFailures.failed(c, err))
 			return
 		}
 		c.Set(principalKey, p)
@@ -84,7 +92,7 @@ func (s *Server) authenticate(policy signaturePolicy) gin.HandlerFunc {
 		}
 		c.Set(bodyKey, body)
 		if err := s.verifyRequest(c, p, body, policy); err != nil {
-			fail(c, err)
+			fail(c, s.authFailures.failed(c, err))
 			return
 		}
 		c.Next()

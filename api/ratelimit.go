@@ -33,16 +33,18 @@ func retryAfterSeconds(d time.Duration) string {
 
 // rateLimit allows limit requests per client on a route, counted in Redis
 // (GCRA), so that every API instance shares one count. Beyond it: 429 with
-// Retry-After. If Redis cannot answer, the request is let through and a
-// warning logged: the limit protects the service, it does not guard money.
+// Retry-After. If Redis cannot answer, this process counts the same limit
+// on its own (localLimiter): a quote is an account inquiry that names the
+// holder, so letting requests through unlimited would open the
+// enumeration the limit exists to stop.
 func (s *Server) rateLimit(name string, limit redis_rate.Limit) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		key := "ratelimit:" + name + ":" + principalOf(c).Client.ID.String()
 		res, err := s.limiter.Allow(c.Request.Context(), key, limit)
 		if err != nil {
-			slog.WarnContext(c.Request.Context(), "rate limiter unavailable; request allowed", slog.Any("error", err))
-			c.Next()
-			return
+			s.limitsDown.log(c.Request.Context(), "rate limiter unavailable; counting in this process", err,
+				slog.String("limit", name))
+			res = s.localLimits.allowN(key, limit, 1)
 		}
 		c.Header("X-RateLimit-Limit", strconv.Itoa(limit.Rate))
 		c.Header("X-RateLimit-Remaining", strconv.Itoa(res.Remaining))
@@ -72,16 +74,19 @@ func InquiryBudget(rdb *redis.Client, perMinute int) payouts.InquiryBudget {
 	if perMinute <= 0 || rdb == nil {
 		return nil
 	}
-	return inquiryRefusals{limiter: redis_rate.NewLimiter(rdb), limit: redis_rate.PerMinute(perMinute)}
+	return inquiryRefusals{limiter: redis_rate.NewLimiter(rdb), limit: redis_rate.PerMinute(perMinute),
+		local: newLocalLimiter(localLimiterKeys), down: &redisDownWarning{}}
 }
 
 // inquiryRefusals is the payouts.InquiryBudget of the API: per client, at
 // most limit creates per minute refused after their account inquiry
 // (INQUIRY_REFUSAL_RATE_LIMIT), counted in Redis like rateLimit and, like
-// it, let through when Redis cannot answer.
+// it, counted in this process while Redis cannot answer.
 type inquiryRefusals struct {
 	limiter *redis_rate.Limiter
 	limit   redis_rate.Limit
+	local   *localLimiter
+	down    *redisDownWarning
 }
 
 func (b inquiryRefusals) key(clientID uuid.UUID) string {
@@ -95,21 +100,29 @@ func (b inquiryRefusals) key(clientID uuid.UUID) string {
 func (b inquiryRefusals) Check(ctx context.Context, clientID uuid.UUID) error {
 	res, err := b.limiter.AllowN(ctx, b.key(clientID), b.limit, 0)
 	if err != nil {
-		slog.WarnContext(ctx, "inquiry refusal limiter unavailable; create allowed", slog.Any("error", err))
-		return nil
+		b.down.log(ctx, "inquiry refusal limiter unavailable; counting in this process", err)
+		res = b.local.allowN(b.key(clientID), b.limit, 0)
 	}
 	if res.Remaining >= 1 {
 		return nil
 	}
-	interval := b.limit.Period / time.Duration(b.limit.Rate)
-	return &rateLimitedError{retryAfter: res.ResetAfter - time.Duration(b.limit.Burst-1)*interval}
+	return &rateLimitedError{retryAfter: untilNextAllowed(res)}
+}
+
+// untilNextAllowed is how long after res, which left no Remaining, one
+// more event fits: one emission interval past what the stored time is
+// ahead of now beyond the burst.
+func untilNextAllowed(res *redis_rate.Result) time.Duration {
+	interval := res.Limit.Period / time.Duration(res.Limit.Rate)
+	return res.ResetAfter - time.Duration(res.Limit.Burst-1)*interval
 }
 
 // Spend counts one refusal; one beyond the budget changes nothing. It is
 // counted even when the caller hangs up meanwhile.
 func (b inquiryRefusals) Spend(ctx context.Context, clientID uuid.UUID) {
 	if _, err := b.limiter.AllowN(context.WithoutCancel(ctx), b.key(clientID), b.limit, 1); err != nil {
-		slog.WarnContext(ctx, "inquiry refusal limiter unavailable; refusal not counted", slog.Any("error", err))
+		b.down.log(ctx, "inquiry refusal limiter unavailable; refusal counted in this process", err)
+		b.local.allowN(b.key(clientID), b.limit, 1)
 	}
 }
 

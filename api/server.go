@@ -88,6 +88,16 @@ type Server struct {
 	profiling sync.Mutex
 	// logins throttles failed operator logins per client address.
 	logins *loginThrottle
+	// localLimits counts the per-client limits while Redis cannot answer
+	// (locallimit.go); limitsDown says so in the log.
+	localLimits *localLimiter
+	limitsDown  redisDownWarning
+	// localSignatures records quotes' signatures while Redis cannot
+	// (localrecords.go).
+	localSignatures *localSignatures
+	// authFailures limits failed authentications per source address
+	// (AUTH_FAILURE_RATE_LIMIT, failedauth.go); nil: unlimited.
+	authFailures *authFailures
 	// crossOrigin refuses browsers' cross-site state changes on the
 	// operators' routes.
 	crossOrigin *http.CrossOriginProtection
@@ -111,6 +121,10 @@ func New(d Deps) (*Server, error) {
 		now:        d.Now,
 		metrics:    d.Metrics,
 		logins:     newLoginThrottle(d.Redis),
+
+		localLimits:     newLocalLimiter(localLimiterKeys),
+		localSignatures: newLocalSignatures(),
+		authFailures:    newAuthFailures(d.Redis, d.Config.AuthFailureRateLimit),
 
 		crossOrigin: newCrossOriginProtection(),
 		checkoutKey: d.Config.CheckoutTokenKey(),

@@ -107,6 +107,9 @@ func setup(t testing.TB, opts ...setupOptions) *bundle {
 	cfg.Env = o.env
 	// Tests send bursts from one client; the limits' own tests set them.
 	cfg.ClientWriteRateLimit, cfg.ClientReadRateLimit, cfg.MaxInFlight = 0, 0, 0
+	// Every test's requests come from one address and, on TEST_REDIS_URL,
+	// share one Redis: the failed authentication limit's own tests set it.
+	cfg.AuthFailureRateLimit = 0
 	cfg.SecretsKey = key
 	if o.trustedProxies != "" {
 		cfg.TrustedProxies, err = models.ParseCIDRList(o.trustedProxies)

@@ -43,8 +43,10 @@ const createRoute = "/api/v3/disbursements"
 // pattern, so a signed read of one wallet does not open another.
 //
 // If Redis cannot answer, a request that may change state is refused
-// (ErrReplayCheckUnavailable: money must not move twice); a read or a
-// quote, which has no side effects, is let through with a warning.
+// (ErrReplayCheckUnavailable: money must not move twice); a read, which
+// has no side effects, is let through with a warning; a quote, which names
+// an account's holder, is checked against this process's own record
+// (localrecords.go).
 func (s *Server) rememberSignature(c *gin.Context, p *principal, sig string) error {
 	key := "sigused:" + p.Client.ID.String() + ":" + sig
 	use := signatureUse(c)
@@ -54,6 +56,9 @@ func (s *Server) rememberSignature(c *gin.Context, p *principal, sig string) err
 	case errors.Is(err, redis.Nil):
 		return nil // first use: recorded
 	case err != nil:
+		if isQuote(c) {
+			return s.rememberQuoteLocally(c, p.Client.ID, key, err)
+		}
 		if sideEffectFree(c) {
 			// The route is logged, never the signature: with its body it
 			// would be a request anyone reading the logs could send.

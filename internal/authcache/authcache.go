@@ -9,10 +9,16 @@
 // process that committed it, and every API instance listening drops that
 // client at once. Entries also expire after a TTL (AUTH_CACHE_TTL), which
 // bounds how long a lost announcement can leave a changed client in memory.
+//
+// Unknown keys are remembered too, for MissTTL: a caller sending a revoked
+// or made-up key again and again would otherwise cost a database lookup
+// each time. Any announced change (a client created, its key rotated)
+// forgets them all, so a new key works at once on every instance.
 package authcache
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -35,10 +41,30 @@ type Cache struct {
 
 	mu      sync.Mutex
 	entries map[string]entry
+	// misses are the key hashes found unknown, until when; missOrder the
+	// same by expiry (one lifetime for all: the order they were found in),
+	// from missHead on.
+	misses    map[string]time.Time
+	missOrder []miss
+	missHead  int
 	// generation counts forgets; a load that overlapped one is not kept,
 	// since it may have read the client before the change committed.
 	generation uint64
 }
+
+type miss struct {
+	keyHash string
+	expires time.Time
+}
+
+// MissTTL is how long an unknown key hash is answered from memory. An
+// announced change forgets every miss at once; the TTL bounds a lost
+// announcement (a key created while Redis was down).
+const MissTTL = 30 * time.Second
+
+// maxMisses bounds the unknown key hashes kept: beyond it the oldest is
+// forgotten first.
+const maxMisses = 10_000
 
 type entry struct {
 	principal models.Principal
@@ -54,26 +80,39 @@ func New(ttl time.Duration, now func() time.Time) *Cache {
 	if now == nil {
 		now = time.Now
 	}
-	return &Cache{ttl: ttl, now: now, entries: map[string]entry{}}
+	return &Cache{ttl: ttl, now: now, entries: map[string]entry{}, misses: map[string]time.Time{}}
 }
 
 // Principal returns the caller of keyHash from memory or from load, which
-// is remembered unless a change was announced while it ran. Errors of load
-// (an unknown key among them) are returned and never remembered. Each call
-// gets its own copy, so a handler cannot alter what others see.
+// is remembered unless a change was announced while it ran. An unknown key
+// (load's models.ErrInvalidAPIKey) is remembered likewise, for MissTTL;
+// other errors of load are returned and never remembered. Each call gets
+// its own copy, so a handler cannot alter what others see.
 func (c *Cache) Principal(keyHash string, load func() (*models.Principal, error)) (*models.Principal, error) {
 	if c == nil {
 		return load()
 	}
+	now := c.now()
 	c.mu.Lock()
 	e, ok := c.entries[keyHash]
+	missed, known := c.misses[keyHash]
 	generation := c.generation
 	c.mu.Unlock()
-	if ok && c.now().Before(e.expires) {
+	if ok && now.Before(e.expires) {
 		p := e.principal
 		return &p, nil
 	}
+	if known && now.Before(missed) {
+		return nil, models.ErrInvalidAPIKey
+	}
 	p, err := load()
+	if errors.Is(err, models.ErrInvalidAPIKey) {
+		c.mu.Lock()
+		if c.generation == generation {
+			c.rememberMiss(keyHash, c.now())
+		}
+		c.mu.Unlock()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +124,38 @@ func (c *Cache) Principal(keyHash string, load func() (*models.Principal, error)
 	return p, nil
 }
 
-// Forget drops every entry of the client.
+// rememberMiss keeps keyHash as unknown until now+MissTTL. Called with mu
+// held.
+func (c *Cache) rememberMiss(keyHash string, now time.Time) {
+	for c.missHead < len(c.missOrder) {
+		m := c.missOrder[c.missHead]
+		if now.Before(m.expires) && len(c.misses) < maxMisses {
+			break
+		}
+		c.missOrder[c.missHead] = miss{}
+		c.missHead++
+		// A hash found unknown again since has a later entry of its own.
+		if c.misses[m.keyHash].Equal(m.expires) {
+			delete(c.misses, m.keyHash)
+		}
+	}
+	if c.missHead > 1024 && c.missHead > len(c.missOrder)/2 {
+		c.missOrder = append([]miss(nil), c.missOrder[c.missHead:]...)
+		c.missHead = 0
+	}
+	expires := now.Add(MissTTL)
+	c.misses[keyHash] = expires
+	c.missOrder = append(c.missOrder, miss{keyHash: keyHash, expires: expires})
+}
+
+// forgetMisses drops every unknown key hash: any change may have made one
+// known (a client created, a key rotated). Called with mu held.
+func (c *Cache) forgetMisses() {
+	clear(c.misses)
+	c.missOrder, c.missHead = nil, 0
+}
+
+// Forget drops every entry of the client, and every unknown key.
 func (c *Cache) Forget(clientID uuid.UUID) {
 	if c == nil {
 		return
@@ -98,9 +168,10 @@ func (c *Cache) Forget(clientID uuid.UUID) {
 			delete(c.entries, hash)
 		}
 	}
+	c.forgetMisses()
 }
 
-// ForgetAll drops every entry.
+// ForgetAll drops every entry and every unknown key.
 func (c *Cache) ForgetAll() {
 	if c == nil {
 		return
@@ -109,6 +180,7 @@ func (c *Cache) ForgetAll() {
 	defer c.mu.Unlock()
 	c.generation++
 	clear(c.entries)
+	c.forgetMisses()
 }
 
 // Len is the number of entries held, expired ones included.

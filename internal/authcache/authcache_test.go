@@ -3,6 +3,7 @@ package authcache_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -67,14 +68,92 @@ func TestPrincipalIsLoadedOncePerTTL(t *testing.T) {
 
 func TestErrorsAreNeverCached(t *testing.T) {
 	c := authcache.New(time.Minute, nil)
-	l := &loader{id: uuid.New(), err: models.ErrInvalidAPIKey}
+	l := &loader{id: uuid.New(), err: errors.New("database unavailable")}
 	for i := 0; i < 2; i++ {
-		if _, err := c.Principal("unknown", l.load); !errors.Is(err, models.ErrInvalidAPIKey) {
-			t.Fatalf("lookup %d: %v", i, err)
+		if _, err := c.Principal("h", l.load); err == nil {
+			t.Fatalf("lookup %d: no error", i)
 		}
 	}
 	if l.loads != 2 || c.Len() != 0 {
-		t.Fatalf("an unknown key must be looked up each time: loads %d, entries %d", l.loads, c.Len())
+		t.Fatalf("a failed lookup must be tried again: loads %d, entries %d", l.loads, c.Len())
+	}
+}
+
+// An unknown key is looked up once per MissTTL, whatever the TTL of
+// callers: a caller repeating a revoked or made-up key costs the database
+// nothing meanwhile.
+func TestUnknownKeyIsRememberedForMissTTL(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)}
+	c := authcache.New(2*time.Second, clk.now)
+	l := &loader{id: uuid.New(), err: fmt.Errorf("lookup: %w", models.ErrInvalidAPIKey)}
+	for i := 0; i < 3; i++ {
+		if _, err := c.Principal("unknown", l.load); !errors.Is(err, models.ErrInvalidAPIKey) {
+			t.Fatalf("lookup %d: %v", i, err)
+		}
+		clk.add(5 * time.Second)
+	}
+	if l.loads != 1 || c.Len() != 0 {
+		t.Fatalf("loads %d, entries %d; want 1 load and no caller", l.loads, c.Len())
+	}
+	clk.add(authcache.MissTTL)
+	c.Principal("unknown", l.load)
+	if l.loads != 2 {
+		t.Fatalf("loads after MissTTL = %d, want 2", l.loads)
+	}
+}
+
+// Any change forgets every unknown key, the announced client's or not: the
+// change may be the creation of that very key.
+func TestForgetDropsUnknownKeys(t *testing.T) {
+	for name, forget := range map[string]func(*authcache.Cache){
+		"Forget":    func(c *authcache.Cache) { c.Forget(uuid.New()) },
+		"ForgetAll": func(c *authcache.Cache) { c.ForgetAll() },
+	} {
+		c := authcache.New(time.Minute, nil)
+		l := &loader{id: uuid.New(), err: models.ErrInvalidAPIKey}
+		c.Principal("h", l.load)
+		forget(c)
+		l.err = nil
+		if p, err := c.Principal("h", l.load); err != nil || p.Client.ID != l.id || l.loads != 2 {
+			t.Fatalf("%s: %v, %v after %d loads; want the new caller", name, p, err, l.loads)
+		}
+	}
+}
+
+// A lookup that found a key unknown while a change was announced may have
+// read before the key was created: it is not remembered.
+func TestMissOverlappingAForgetIsNotKept(t *testing.T) {
+	c := authcache.New(time.Minute, nil)
+	loads := 0
+	racing := func() (*models.Principal, error) {
+		loads++
+		if loads == 1 {
+			c.Forget(uuid.New())
+		}
+		return nil, models.ErrInvalidAPIKey
+	}
+	c.Principal("h", racing)
+	c.Principal("h", racing)
+	if loads != 2 {
+		t.Fatalf("loads = %d: the overlapping miss was kept", loads)
+	}
+}
+
+// The unknown keys kept are bounded: beyond, the oldest is forgotten.
+func TestUnknownKeysAreBounded(t *testing.T) {
+	c := authcache.New(time.Minute, nil)
+	l := &loader{err: models.ErrInvalidAPIKey}
+	for i := 0; i <= authcache.MaxMisses; i++ {
+		c.Principal(fmt.Sprint("h", i), l.load)
+	}
+	if got := authcache.Misses(c); got != authcache.MaxMisses {
+		t.Fatalf("%d unknown keys kept, want %d", got, authcache.MaxMisses)
+	}
+	loads := l.loads
+	c.Principal("h0", l.load)
+	c.Principal(fmt.Sprint("h", authcache.MaxMisses), l.load)
+	if l.loads != loads+1 {
+		t.Fatalf("loads %d, want only the oldest (h0) looked up again", l.loads-loads)
 	}
 }
 

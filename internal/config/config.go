@@ -133,6 +133,12 @@ type Config struct {
 	// --write-rate-limit/--read-rate-limit) replaces the default.
 	ClientWriteRateLimit int
 	ClientReadRateLimit  int
+	// AuthFailureRateLimit is how many failed authentications (an unknown
+	// or invalid API key, one of the legacy generation or the other
+	// environment, a wrong x-signature) one source address may make per
+	// minute before its requests are refused with 429
+	// (AUTH_FAILURE_RATE_LIMIT; 0: unlimited).
+	AuthFailureRateLimit int
 	// PrometheusURL is the Prometheus that scrapes the service
 	// (PROMETHEUS_URL, optional): the queue dashboard's graphs query it.
 	PrometheusURL string
@@ -196,6 +202,7 @@ func Defaults() Config {
 		MaxInFlight:             256,
 		DatabaseMaxConns:        32,
 		InquiryRefusalRateLimit: 60,
+		AuthFailureRateLimit:    30,
 		XenditBaseURL:           xendit.DefaultBaseURL,
 		VendorMaxConcurrency:    64,
 		VendorQueueWait:         time.Second,
@@ -343,6 +350,7 @@ func (l *loader) http(c *Config) {
 	}
 	l.perMinute("QUOTE_RATE_LIMIT", &c.QuoteRateLimit)
 	l.perMinute("INQUIRY_REFUSAL_RATE_LIMIT", &c.InquiryRefusalRateLimit)
+	l.perMinute("AUTH_FAILURE_RATE_LIMIT", &c.AuthFailureRateLimit)
 	l.count("CLIENT_WRITE_RATE_LIMIT", "requests per second", &c.ClientWriteRateLimit)
 	l.count("CLIENT_READ_RATE_LIMIT", "requests per second", &c.ClientReadRateLimit)
 	l.count("MAX_IN_FLIGHT", "requests", &c.MaxInFlight)

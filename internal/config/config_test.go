@@ -179,6 +179,39 @@ func TestInquiryRateLimits(t *testing.T) {
 	}
 }
 
+// AUTH_FAILURE_RATE_LIMIT defaults to 30 failed authentications a minute
+// per source address; 0 turns it off; anything else stops the start.
+func TestAuthFailureRateLimit(t *testing.T) {
+	for _, tt := range []struct {
+		value   string
+		want    int
+		wantErr string
+	}{
+		{value: "", want: 30},
+		{value: "100", want: 100},
+		{value: "0", want: 0},
+		{value: "-5", wantErr: `AUTH_FAILURE_RATE_LIMIT="-5": want a whole number`},
+		{value: "30/m", wantErr: "AUTH_FAILURE_RATE_LIMIT"},
+	} {
+		c, err := Load(func(k string) string {
+			if k == "AUTH_FAILURE_RATE_LIMIT" {
+				return tt.value
+			}
+			return ""
+		}, Defaults())
+		switch {
+		case tt.wantErr != "":
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%q: error %v, want one containing %q", tt.value, err, tt.wantErr)
+			}
+		case err != nil:
+			t.Errorf("%q: %v", tt.value, err)
+		case c.AuthFailureRateLimit != tt.want:
+			t.Errorf("%q: %d, want %d", tt.value, c.AuthFailureRateLimit, tt.want)
+		}
+	}
+}
+
 // The HTTP vendor adapter takes two secrets, both required and never
 // equal; the old single VENDORSIM_SECRET is refused by name.
 func TestVendorSimSecrets(t *testing.T) {

@@ -1,0 +1,11 @@
+package authcache
+
+// MaxMisses is maxMisses, for the tests.
+const MaxMisses = maxMisses
+
+// Misses is how many unknown key hashes c keeps.
+func Misses(c *Cache) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.misses)
+}
