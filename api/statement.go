@@ -1,17 +1,16 @@
 package api
 
 import (
-	"encoding/csv"
 	"errors"
 	"maps"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/payoutd/payoutd/internal/pagecursor"
+	"github.com/payoutd/payoutd/internal/sheetcsv"
 	"github.com/payoutd/payoutd/ledger"
 	"github.com/payoutd/payoutd/models"
 )
@@ -88,7 +87,9 @@ var statementCSVHeader = []string{"seq", "created_at", "kind", "amount", "balanc
 
 // GET /api/v3/wallets/{wallet_id}/transactions/export: the statement of
 // created_from to created_to (either open) as CSV, oldest first, for
-// finance teams; at most ledger.MaxExportLines lines.
+// finance teams; at most ledger.MaxExportLines lines. The figures are bare
+// numbers; every other cell is quoted text, defused against CSV injection
+// (sheetcsv): a description holds a payer's playerId or an operator's memo.
 func (s *Server) handleWalletStatementExport(c *gin.Context) {
 	w, ok := s.callerWallet(c)
 	if !ok {
@@ -104,14 +105,14 @@ func (s *Server) handleWalletStatementExport(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	out := csv.NewWriter(c.Writer)
+	out := sheetcsv.NewWriter(c.Writer)
 	started := false
 	start := func() error {
 		started = true
 		c.Header("Content-Type", "text/csv; charset=utf-8")
 		c.Header("Content-Disposition", `attachment; filename="statement-`+w.ID.String()+`.csv"`)
 		c.Status(http.StatusOK)
-		return out.Write(statementCSVHeader)
+		return out.Write(sheetcsv.TextRow(statementCSVHeader...)...)
 	}
 	err = ledger.ExportStatement(c.Request.Context(), s.db, w.ID, q.from, q.to, func(l *models.StatementLine) error {
 		if !started {
@@ -120,8 +121,10 @@ func (s *Server) handleWalletStatementExport(c *gin.Context) {
 			}
 		}
 		v := statementView(l)
-		return out.Write([]string{strconv.FormatInt(v.Seq, 10), v.CreatedAt, v.Kind, v.Amount, v.BalanceAfter,
-			v.AvailableAfter, v.LockedAfter, deref(v.DisbursementID), deref(v.PaymentID), spreadsheetText(v.Description)})
+		return out.Write(sheetcsv.Number(strconv.FormatInt(v.Seq, 10)), sheetcsv.Text(v.CreatedAt), sheetcsv.Text(v.Kind),
+			sheetcsv.Number(v.Amount), sheetcsv.Number(v.BalanceAfter), sheetcsv.Number(v.AvailableAfter),
+			sheetcsv.Number(v.LockedAfter), sheetcsv.Text(deref(v.DisbursementID)), sheetcsv.Text(deref(v.PaymentID)),
+			sheetcsv.Text(v.Description))
 	})
 	switch {
 	case err != nil && !started:
@@ -135,8 +138,7 @@ func (s *Server) handleWalletStatementExport(c *gin.Context) {
 	case !started:
 		_ = start() // an empty range: the header alone
 	}
-	out.Flush()
-	if err := out.Error(); err != nil {
+	if err := out.Flush(); err != nil {
 		_ = c.Error(err)
 	}
 }
@@ -171,18 +173,6 @@ func statementQuery(c *gin.Context) (statementPage, error) {
 		p.after = &at
 	}
 	return p, nil
-}
-
-// spreadsheetText keeps a free-text cell (an adjustment's memo, a payer
-// id) from being read as a formula by the spreadsheet a finance team opens
-// the export in (CSV injection): a cell starting with =, +, -, @, a tab or
-// a carriage return gets a leading apostrophe, as OWASP recommends. The
-// export's numbers are written by the service and never need it.
-func spreadsheetText(s string) string {
-	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
-		return "'" + s
-	}
-	return s
 }
 
 // deref is *s, or "" for nil.

@@ -2,7 +2,9 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -12,7 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+
+	"github.com/payoutd/payoutd/admin"
 	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/payments"
 	"github.com/payoutd/payoutd/vendors/sandbox"
 )
 
@@ -291,21 +298,116 @@ func TestWalletStatementTimeRange(t *testing.T) {
 	}
 }
 
-// A free-text cell of the export that a spreadsheet would run as a
-// formula is defused; plain text and the service's own numbers are not
-// touched.
-func TestSpreadsheetText(t *testing.T) {
-	for in, want := range map[string]string{
-		"=HYPERLINK(\"http://x\")": "'=HYPERLINK(\"http://x\")",
-		"+1":                       "'+1",
-		"-2+3":                     "'-2+3",
-		"@SUM(A1)":                 "'@SUM(A1)",
-		"\tx":                      "'\tx",
-		"disbursement bca BIFAST":  "disbursement bca BIFAST",
-		"":                         "",
-	} {
-		if got := spreadsheetText(in); got != want {
-			t.Errorf("spreadsheetText(%q) = %q, want %q", in, got, want)
+// The export is safe to open in a spreadsheet whatever separator it is
+// set to: free text (a payer's playerId in a settlement's memo, an
+// operator's memo) is quoted and defused wherever a formula could start in
+// it, while the figures, negative ones included, stay bare numbers. The
+// audit's playerId "x;=2+5;@SUM(1;1)" was exported as the bare cell
+// "payment x;=2+5;@SUM(1;1)": split on ';' it ran =2+5 and @SUM(1;1).
+func TestWalletStatementExportDefusesFormulas(t *testing.T) {
+	t.Parallel()
+	e := setupPayouts(t, payoutSetup{})
+	ctx := context.Background()
+	wallet := e.wallet.String()
+	payerIDs := []string{"x;=2+5;@SUM(1;1)", "a \"quoted\"\n=1+1,-2\t@3", "=HYPERLINK(\"http://evil.example\")", "Budi 🙂;+62"}
+	var ids []uuid.UUID
+	for _, payer := range payerIDs {
+		body, _ := json.Marshal(map[string]any{"price": 150000, "playerId": payer})
+		var created struct {
+			Data struct {
+				OrderID string `json:"orderId"`
+			} `json:"data"`
+		}
+		r := e.do(request{method: http.MethodPost, path: "/api/v1/payments", body: body, apiKey: e.m.apiKey, timestamp: true})
+		r.expect(t, http.StatusCreated, "")
+		r.decode(t, &created)
+		id := uuid.MustParse(created.Data.OrderID)
+		if _, err := e.server.payments.Simulate(ctx, id, payments.ResultSuccess); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	e.clock.Advance(4 * 24 * time.Hour) // past the next business day: settled
+	if report, err := e.server.payments.Sweep(ctx); err != nil || report.Settled != len(ids) {
+		t.Fatalf("sweep %+v %v", report, err)
+	}
+	if _, err := admin.AdjustWallet(ctx, e.admin, e.wallet, "-2500", "-fee correction;@note"); err != nil {
+		t.Fatal(err)
+	}
+	e.create("locked", e.body("100000", sandbox.AccountStaysRequested)).disbursement(t)
+
+	r := e.do(request{path: "/api/v3/wallets/" + wallet + "/transactions/export", apiKey: e.m.apiKey, sign: e.m.signingSecret})
+	r.expect(t, http.StatusOK, "")
+	if !bytes.Contains(r.body, []byte(`,"payment x;'=2+5;'@SUM(1;1)"`)) {
+		t.Errorf("the audit's line is not quoted and defused:\n%s", r.body)
+	}
+
+	// Read as a spreadsheet set to ',' reads it: every line whole, the
+	// figures numbers (the negative ones unchanged), no text cell a formula.
+	records, err := csv.NewReader(bytes.NewReader(r.body)).ReadAll()
+	if err != nil {
+		t.Fatalf("CSV: %v\n%s", err, r.body)
+	}
+	if len(records) != 1+1+len(ids)+2 { // header, funding, settlements, adjustment, lock
+		t.Fatalf("%d records, want %d:\n%s", len(records), 1+1+len(ids)+2, r.body)
+	}
+	numeric := map[int]bool{0: true, 3: true, 4: true, 5: true, 6: true}
+	var amounts []string
+	for i, rec := range records {
+		for col, field := range rec {
+			if i > 0 && numeric[col] {
+				if _, err := decimal.NewFromString(field); err != nil || strings.ContainsAny(field, "'\"") {
+					t.Errorf("line %d column %s = %q, want a bare number", i, statementCSVHeader[col], field)
+				}
+				continue
+			}
+			if field != "" && strings.ContainsRune("=+-@\t\r", rune(field[0])) {
+				t.Errorf("line %d column %s = %q starts a formula", i, statementCSVHeader[col], field)
+			}
+		}
+		if i > 0 {
+			amounts = append(amounts, rec[3])
+		}
+	}
+	for _, want := range []string{"-2500.0000", "-100000.0000"} {
+		if !slices.Contains(amounts, want) {
+			t.Errorf("no amount %s in %v", want, amounts)
+		}
+	}
+	memos := map[string]string{} // by payment_id, or amount for the rest
+	for _, rec := range records[1:] {
+		key := rec[8]
+		if key == "" {
+			key = rec[3]
+		}
+		memos[key] = rec[9]
+	}
+	if got := memos[ids[0].String()]; got != "payment x;'=2+5;'@SUM(1;1)" {
+		t.Errorf("the audit's memo reads %q", got)
+	}
+	if got := memos[ids[1].String()]; got != "payment a \"quoted\"\n'=1+1,'-2\t'@3" {
+		t.Errorf("a multi-line memo reads %q", got)
+	}
+	if got := memos["-2500.0000"]; got != "'-fee correction;'@note" {
+		t.Errorf("the adjustment's memo reads %q", got)
+	}
+
+	// Read as a spreadsheet set to ';' (or tab) reads it, taking quotes
+	// only at a cell's start: no cell starts a formula there either.
+	for _, comma := range []rune{';', '\t'} {
+		rd := csv.NewReader(bytes.NewReader(r.body))
+		rd.Comma, rd.LazyQuotes, rd.FieldsPerRecord = comma, true, -1
+		all, err := rd.ReadAll()
+		if err != nil {
+			t.Fatalf("CSV split on %q: %v", comma, err)
+		}
+		for _, rec := range all {
+			for _, field := range rec {
+				rest := strings.TrimLeft(field, "\" ")
+				if rest != "" && strings.ContainsRune("=+-@\t\r", rune(rest[0])) {
+					t.Errorf("split on %q, a cell %q starts a formula", comma, field)
+				}
+			}
 		}
 	}
 }

@@ -46,7 +46,7 @@ type Options struct {
 	// now (default DefaultNotifyWindow).
 	NotifyWindow    time.Duration
 	SourceAccountNo string       // the platform's account the transfers debit
-	HTTPClient      *http.Client // nil: vendors.NewHTTPClient()
+	HTTPClient      *http.Client // nil: vendors.NewHTTPClient(); never follows redirects (vendors.NoRedirects)
 	Now             func() time.Time
 	Store           Store
 	// Timeout bounds each HTTP call (default 15 s).
@@ -83,6 +83,9 @@ func New(o Options) (*Vendor, error) {
 	if o.HTTPClient == nil {
 		o.HTTPClient = vendors.NewHTTPClient()
 	}
+	// A 3xx is then the answer: DecodeResponse takes it for an unknown
+	// outcome (no SNAP responseCode is a 3xx's).
+	o.HTTPClient = vendors.NoRedirects(o.HTTPClient)
 	if o.Now == nil {
 		o.Now = time.Now
 	}

@@ -51,7 +51,8 @@ type ClientOptions struct {
 	// doubled before the third (default 100 ms).
 	RetryBackoff time.Duration
 	// HTTPClient sends the requests; nil means a keep-alive client of the
-	// package (NewRegistry shares one between its clients).
+	// package (NewRegistry shares one between its clients). Whichever it
+	// is, redirects are not followed (vendors.NoRedirects).
 	HTTPClient *http.Client
 }
 
@@ -92,6 +93,7 @@ func NewClient(baseURL, vendor string, secrets Secrets, o ClientOptions) (*Clien
 	if o.HTTPClient == nil {
 		o.HTTPClient = vendors.NewHTTPClient()
 	}
+	o.HTTPClient = vendors.NoRedirects(o.HTTPClient)
 	return &Client{
 		name: vendor, base: strings.TrimRight(baseURL, "/") + "/v1/" + url.PathEscape(vendor),
 		secrets: secrets, http: o.HTTPClient, timeout: o.Timeout, backoff: o.RetryBackoff,
@@ -260,6 +262,10 @@ func (c *Client) call(ctx context.Context, method, path string, in, out any, tri
 			last = fmt.Errorf("HTTP %d %s: %s", status, eb.Code, eb.Error)
 		case status >= 200 && status <= 299:
 			return nil
+		case status >= 300 && status <= 399:
+			// Not the vendor's answer, whatever its body says: a submit's
+			// outcome stays unknown. Not retried: it would answer the same.
+			return fmt.Errorf("%w: %s %s %s: HTTP %d, a redirect (not followed)", vendors.ErrUnavailable, c.name, method, path, status)
 		default:
 			return c.mapError(method, path, status, eb)
 		}

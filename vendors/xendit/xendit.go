@@ -110,6 +110,7 @@ type Options struct {
 	// ParseCallback; never the SecretKey.
 	CallbackToken string
 	// HTTPClient sends the requests; nil means vendors.NewHTTPClient().
+	// Whichever it is, redirects are not followed (vendors.NoRedirects).
 	HTTPClient *http.Client
 	// Timeout bounds each HTTP call (default 10 s).
 	Timeout time.Duration
@@ -168,6 +169,7 @@ func New(o Options) (*Vendor, error) {
 	if o.HTTPClient == nil {
 		o.HTTPClient = vendors.NewHTTPClient()
 	}
+	o.HTTPClient = vendors.NoRedirects(o.HTTPClient)
 	if o.Timeout <= 0 {
 		o.Timeout = 10 * time.Second
 	}
@@ -597,6 +599,11 @@ func (v *Vendor) call(ctx context.Context, method, path string, hdr http.Header,
 				return fmt.Errorf("%w: xendit %s %s: unreadable answer: %v", vendors.ErrUnavailable, method, pathOnly(path), err)
 			}
 			return nil
+		case status >= 300 && status <= 399:
+			// Xendit never redirects: a 3xx is no answer of Xendit's, and
+			// its body proves nothing about the call (a create may have
+			// been made). Not retried: it would answer the same.
+			return fmt.Errorf("%w: xendit %s %s: HTTP %d, a redirect (not followed)", vendors.ErrUnavailable, method, pathOnly(path), status)
 		default:
 			apiErr := apiError(status, raw)
 			if !retryable(status) {

@@ -298,6 +298,10 @@ func TestErrorMapping(t *testing.T) {
 		{400, `{"error_code":"SOMETHING_NEW","message":"?"}`, vendors.ErrUnavailable, vendors.ErrRejected},
 		{200, `{"id":`, vendors.ErrUnavailable, vendors.ErrRejected},
 		{200, `{"id":"disb-1","reference_id":"other","status":"ACCEPTED"}`, vendors.ErrUnavailable, vendors.ErrRejected},
+		// A 3xx is not Xendit's answer (it never redirects): its body is
+		// no proof that nothing was created.
+		{307, `{"error_code":"API_VALIDATION_ERROR","message":"bad"}`, vendors.ErrUnavailable, vendors.ErrRejected},
+		{302, `{"error_code":"INVALID_API_KEY","message":"no"}`, vendors.ErrUnavailable, xendit.ErrConfiguration},
 	}
 	for _, tt := range tests {
 		var calls int
