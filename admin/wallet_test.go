@@ -102,7 +102,7 @@ func TestWalletCreateSnap(t *testing.T) {
 	h.fails(1, `--vendor: unknown vendor "snap:bca"`, "wallet", "create", "--client", client, "--name", "X", "--vendor", "snap:bca")
 
 	private, public := snapKeyFiles(t)
-	for k, v := range map[string]string{"SNAP_BCA_BASE_URL": "https://snap.bank.example", "SNAP_BCA_PARTNER_ID": "P",
+	for k, v := range map[string]string{"SNAP_BCA_BASE_URL": "http://snapsim:8091", "SNAP_BCA_PARTNER_ID": "P",
 		"SNAP_BCA_CLIENT_KEY": "K", "SNAP_BCA_CLIENT_SECRET": "S", "SNAP_BCA_CHANNEL_ID": "95221", "SNAP_BCA_SOURCE_ACCOUNT": "8880001111",
 		"SNAP_BCA_PRIVATE_KEY_FILE": private, "SNAP_BCA_BANK_PUBLIC_KEY_FILE": public} {
 		h.env[k] = v

@@ -25,6 +25,7 @@ import (
 
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/payments"
+	"github.com/payoutd/payoutd/vendors/sandboxacquirer"
 )
 
 // checkoutPath is where checkout pages live: PUBLIC_BASE_URL +
@@ -64,10 +65,18 @@ func (s *Server) checkoutRoutes() {
 	g.GET("/:id/qr.png", s.handleCheckoutQR)
 	g.GET("/:id/status", s.handleCheckoutStatus)
 	// Marking a payment paid by hand exists in staging only: production
-	// does not even route it.
+	// does not even route it. In staging, only the sandbox acquirer's
+	// payments may be simulated (simulatable).
 	if s.cfg.Env == models.Staging {
 		g.POST("/:id/simulate", s.handleCheckoutSimulate)
 	}
+}
+
+// simulatable says whether the checkout of v may offer and take "Simulate
+// payment": in staging, for a payment of the sandbox acquirer only. A real
+// acquirer's payment is paid by a real payer, even in staging.
+func (s *Server) simulatable(v *payments.CheckoutView) bool {
+	return s.cfg.Env == models.Staging && v.Acquirer == sandboxacquirer.Name
 }
 
 // checkoutTokenHeader carries the simulate token of the payment, which the
@@ -163,13 +172,15 @@ type checkoutPage struct {
 	Status       string
 	QRURL        string
 	StatusURL    string
-	SimulateURL  string // "" outside staging
-	// SimulateToken authorises the simulation of this payment (staging).
+	SimulateURL  string // "" unless simulatable
+	// SimulateToken authorises the simulation of this payment.
 	SimulateToken string
-	Staging       bool
-	ExpiresAtMs   int64
-	ServerTimeMs  int64
-	Countdown     string
+	// Sandbox: the payment is simulatable, and the page says no real
+	// money moves.
+	Sandbox      bool
+	ExpiresAtMs  int64
+	ServerTimeMs int64
+	Countdown    string
 }
 
 // GET /checkout/{id}: the payer's page.
@@ -188,10 +199,10 @@ func (s *Server) handleCheckoutPage(c *gin.Context) {
 	page := checkoutPage{
 		Nonce: c.GetString(cspNonceKey), ID: v.ID.String(), MerchantName: v.MerchantName, Amount: v.Amount,
 		Status: string(v.Status), QRURL: base + "/qr.png", StatusURL: base + "/status",
-		Staging: s.cfg.Env == models.Staging, ExpiresAtMs: v.ExpiredAt.UnixMilli(), ServerTimeMs: now.UnixMilli(),
+		Sandbox: s.simulatable(v), ExpiresAtMs: v.ExpiredAt.UnixMilli(), ServerTimeMs: now.UnixMilli(),
 		Countdown: formatCountdown(v.ExpiredAt.Sub(now)),
 	}
-	if page.Staging {
+	if page.Sandbox {
 		page.SimulateURL = base + "/simulate"
 		page.SimulateToken = s.checkoutToken(v.ID)
 	}
@@ -251,10 +262,12 @@ func (s *Server) handleCheckoutStatus(c *gin.Context) {
 	c.JSON(http.StatusOK, s.checkoutStatusOf(v))
 }
 
-// POST /checkout/{id}/simulate: staging only (mounted there alone);
-// reports the payment paid as the sandbox acquirer would. It takes the
-// payment's token from its checkout page, checked before the payment is
-// read, so that a bare payment id neither pays nor tells whether it exists.
+// POST /checkout/{id}/simulate: staging only (mounted there alone), and
+// for the sandbox acquirer's payments only (404 as if unrouted for
+// another's); reports the payment paid as the sandbox acquirer would. It
+// takes the payment's token from its checkout page, checked before the
+// payment is read, so that a bare payment id neither pays nor tells
+// whether it exists.
 func (s *Server) handleCheckoutSimulate(c *gin.Context) {
 	id, err := parseUUIDParam(c.Param("id"), "id")
 	if err != nil {
@@ -267,6 +280,10 @@ func (s *Server) handleCheckoutSimulate(c *gin.Context) {
 	}
 	v, ok := s.checkoutPayment(c)
 	if !ok {
+		return
+	}
+	if !s.simulatable(v) {
+		fail(c, models.ErrNotFound)
 		return
 	}
 	if v.Status != models.PaymentPending {

@@ -216,6 +216,37 @@ func TestCheckoutPageProductionHasNoSimulate(t *testing.T) {
 	}
 }
 
+// In staging, a payment of a real acquirer is paid by a real payer: its
+// page carries no simulate button, URL or token and no "no real money"
+// note, and the simulate route answers 404 as if unrouted, even with the
+// token the sandbox would have had, leaving the payment PENDING.
+func TestCheckoutStagingRealAcquirerHasNoSimulate(t *testing.T) {
+	b := setup(t, setupOptions{env: models.Staging})
+	m := b.newCheckoutMerchant("Toko Nyata")
+	p, sandboxed := b.newCheckoutPayment(m, 25000), b.newCheckoutPayment(m, 26000)
+	if err := b.db.Model(&models.Payment{}).Where("id = ?", p.OrderID).Update("acquirer", "xendit-qris").Error; err != nil {
+		t.Fatal(err)
+	}
+	html := string(b.do(request{path: "/checkout/" + p.OrderID, headers: htmlAccept}).body)
+	if !strings.Contains(html, `<span id="amount">Rp 25.000</span>`) {
+		t.Fatalf("page lacks the amount:\n%s", html)
+	}
+	for _, unwanted := range []string{"data-simulate-token", "data-simulate-url", "/simulate", `id="simulate"`, "Simulate payment", "no real money"} {
+		if strings.Contains(html, unwanted) {
+			t.Errorf("a real acquirer's staging page carries %q", unwanted)
+		}
+	}
+	b.do(b.simulate(p.OrderID)).expect(t, http.StatusNotFound, "not found")
+	if st := storedPaymentStatus(t, b, p.OrderID); st != models.PaymentPending {
+		t.Fatalf("status %s after a refused simulation", st)
+	}
+	// The sandbox's payment beside it keeps its button.
+	if html := string(b.do(request{path: "/checkout/" + sandboxed.OrderID, headers: htmlAccept}).body); !simulateTokenAttr.MatchString(html) {
+		t.Error("the sandbox payment's page lost its simulate token")
+	}
+	b.do(b.simulate(sandboxed.OrderID)).expect(t, http.StatusOK, "")
+}
+
 func storedPaymentStatus(t *testing.T, b *bundle, id string) models.PaymentStatus {
 	t.Helper()
 	var p models.Payment

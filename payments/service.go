@@ -203,13 +203,16 @@ type CheckoutView struct {
 	QRPayload    string
 	ExpiredAt    time.Time
 	PaidAt       *time.Time
+	// Acquirer is the payment's acquirer: only the sandbox's payments may
+	// be simulated.
+	Acquirer string
 }
 
 // Checkout returns the checkout view of a payment, or ErrPaymentNotFound.
 func (s *Service) Checkout(ctx context.Context, id uuid.UUID) (*CheckoutView, error) {
 	var v CheckoutView
 	err := s.db.WithContext(ctx).Table("payments p").
-		Select("p.id, c.name AS merchant_name, p.amount, p.status, p.qr_payload, p.expired_at, p.paid_at").
+		Select("p.id, c.name AS merchant_name, p.amount, p.status, p.qr_payload, p.expired_at, p.paid_at, p.acquirer").
 		Joins("JOIN clients c ON c.id = p.client_id").Where("p.id = ?", id).Take(&v).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return nil, models.ErrPaymentNotFound

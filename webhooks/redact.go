@@ -1,8 +1,9 @@
 package webhooks
 
 import (
-	"net/url"
 	"regexp"
+
+	"github.com/payoutd/payoutd/internal/safeurl"
 )
 
 // userinfo matches the user:password@ part of a URL, also inside an error
@@ -19,25 +20,8 @@ func Redact(s string) string {
 // DisplayURL is the only form of a webhook URL kept in plain text (in the
 // clients table, attempts, answers to operators and logs): scheme and host,
 // "xxxxx@" where the URL carries credentials, and "/…" for any path, query
-// or fragment, since merchants put tokens there too.
-func DisplayURL(raw string) string {
-	if raw == "" {
-		return ""
-	}
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return "xxxxx"
-	}
-	out := u.Scheme + "://"
-	if u.User != nil {
-		out += "xxxxx@"
-	}
-	out += u.Host
-	if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.ForceQuery {
-		return out + "/…"
-	}
-	return out + u.Path
-}
+// or fragment, since merchants put tokens there too (safeurl.Display).
+func DisplayURL(raw string) string { return safeurl.Display(raw) }
 
 // anyURL matches a URL inside an error message, up to a quote or a space.
 var anyURL = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://[^\s"]+`)

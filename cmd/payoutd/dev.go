@@ -158,7 +158,14 @@ func devConfig(getenv func(string) string) (config.Config, error) {
 	// another machine on the network must not reach it unless HTTP_ADDR
 	// says so (":8080" for a VM or container's host).
 	base.HTTPAddr = devHTTPAddr
-	cfg, err := config.Load(getenv, base)
+	// Read under staging's rules whatever APP_ENV says: dev is never
+	// production, and a live key in the environment is refused here too.
+	cfg, err := config.Load(func(name string) string {
+		if name == "APP_ENV" {
+			return string(models.Staging)
+		}
+		return getenv(name)
+	}, base)
 	if err == nil {
 		err = cfg.Check(config.Needs{Operators: true}) // an ADMIN_PASSWORD of the caller's must be long enough too
 	}

@@ -51,7 +51,7 @@ var devRails = []devRail{
 		{"Main wallet", sandbox.SimBank, "10000000", "A payout of 100000 to the sandbox account 1234567890 at BCA", ""},
 		{"E-wallet payouts", sandbox.SimWallet, "1000000", "", ""},
 	}},
-	{name: "simulated-xendit", phrase: "simulated Xendit", simulate: newSimulatedXendit, wallets: []demoWalletSpec{
+	{name: "simulated-xendit", phrase: "simulated Xendit", simulate: newSimulatedXendit, maskEnv: maskXenditEnv, wallets: []demoWalletSpec{
 		{"Xendit wallet", xendit.Name, "10000000", "A payout of 100000 over the simulated Xendit rail to account 1234567890 at BCA", ""},
 	}},
 	// SNAP's transfer is interbank ([MT-XFER]): the recipe pays out of
@@ -151,6 +151,18 @@ func newSimulatedXendit(o simOptions) (simulatedRail, error) {
 		secret: "xnd_development_" + randomHex(24), token: randomHex(24)}
 	x.srv = simServer(wireLog(xendit.Name, o.log, http.HandlerFunc(x.serveHTTP)), o.log)
 	return x, nil
+}
+
+// maskXenditEnv hides XENDIT_*: the simulator's generated key replaces
+// the environment's, which is neither read nor checked (a live key there
+// would otherwise stop staging's start for nothing).
+func maskXenditEnv(getenv func(string) string) func(string) string {
+	return func(name string) string {
+		if strings.HasPrefix(name, "XENDIT_") {
+			return ""
+		}
+		return getenv(name)
+	}
 }
 
 func (x *simulatedXendit) url() string { return "http://" + x.ln.Addr().String() }

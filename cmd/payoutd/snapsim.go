@@ -18,6 +18,7 @@ import (
 
 	"github.com/payoutd/payoutd/internal/config"
 	"github.com/payoutd/payoutd/internal/logging"
+	"github.com/payoutd/payoutd/internal/safeurl"
 	"github.com/payoutd/payoutd/vendors/snap/snapsim"
 )
 
@@ -59,7 +60,7 @@ func runSnapSim(ctx context.Context, bank, callbackURL string, stdout, stderr io
 	}
 	srv := simServer(sim, log)
 	log.Info("vendorsim listening", slog.String("addr", ln.Addr().String()), slog.String("provider", "snap"), slog.String("bank", s.bank),
-		slog.String("callback_url", s.callbackURL), slog.Duration("complete_after", s.completeAfter))
+		slog.String("callback_url", safeurl.Display(s.callbackURL)), slog.Duration("complete_after", s.completeAfter))
 	p := config.SnapEnvPrefix(s.bank)
 	fmt.Fprintf(stdout, "vendorsim: SNAP BI bank %s on http://%s (set %sBASE_URL to it; sandbox only, no real money)\n", s.bank, ln.Addr(), p)
 	if s.bankKeyWritten != "" {
@@ -190,7 +191,7 @@ func snapSimCallbackURL(bank, flagURL string, getenv func(string) string) (strin
 	}
 	parsed, err := url.Parse(u)
 	if err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {
-		return "", fmt.Errorf("snap callback URL %q: want an http(s) URL such as http://127.0.0.1:8080/vendor-callbacks/snap:%s", u, bank)
+		return "", fmt.Errorf("%s: want an http(s) URL such as http://127.0.0.1:8080/vendor-callbacks/snap:%s", safeurl.Setting("the snap callback URL", u), bank)
 	}
 	return u, nil
 }

@@ -69,14 +69,15 @@ func TestVendorSimSnapRefusesBadConfiguration(t *testing.T) {
 		{[]string{"--provider", "snap", "--bank", "bca"}, with(map[string]string{"SNAP_BCA_PLATFORM_PUBLIC_KEY_FILE": keyFile}), "SNAP_BCA_PLATFORM_PUBLIC_KEY_FILE"},
 		{[]string{"--provider", "snap", "--bank", "bca"}, with(map[string]string{"SNAP_BCA_PRIVATE_KEY_FILE": keyFile, "SNAPSIM_BANK_PRIVATE_KEY_FILE": "/nonexistent/bank.pem"}), "SNAPSIM_BANK_PRIVATE_KEY_FILE"},
 		{[]string{"--provider", "snap", "--bank", "bca", "--callback-url", "127.0.0.1/cb"}, with(map[string]string{"SNAP_BCA_PRIVATE_KEY_FILE": keyFile}), "snap callback URL"},
+		{[]string{"--provider", "snap", "--bank", "bca", "--callback-url", "ftp://u:TOPSECRET@api/cb"}, with(map[string]string{"SNAP_BCA_PRIVATE_KEY_FILE": keyFile}), "snap callback URL=ftp://xxxxx@api/…"},
 	} {
 		var stderr strings.Builder
 		code := run(context.Background(), append([]string{"vendorsim"}, tt.args...), io.Discard, &stderr, func(k string) string { return tt.env[k] })
 		if code != 1 || !strings.Contains(stderr.String(), tt.want) {
 			t.Errorf("%v %v: exit %d, stderr %q; want 1 and %q", tt.args, tt.env, code, stderr.String(), tt.want)
 		}
-		if strings.Contains(stderr.String(), "CLIENT_SECRET=S") {
-			t.Errorf("stderr shows the client secret: %q", stderr.String())
+		if strings.Contains(stderr.String(), "CLIENT_SECRET=S") || strings.Contains(stderr.String(), "TOPSECRET") {
+			t.Errorf("stderr shows a secret: %q", stderr.String())
 		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/payoutd/payoutd/internal/database"
 	"github.com/payoutd/payoutd/internal/logging"
+	"github.com/payoutd/payoutd/internal/safeurl"
 	"github.com/payoutd/payoutd/vendors/sandbox"
 	"github.com/payoutd/payoutd/vendors/vendorsim"
 	"github.com/payoutd/payoutd/vendors/xendit"
@@ -107,7 +108,7 @@ func runVendorSim(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	srv := simServer(answerLate(sim, settings.answerDelay), log)
 	log.Info("vendorsim listening", slog.String("addr", ln.Addr().String()),
 		slog.String("vendors", sandbox.SimBank+","+sandbox.SimWallet), slog.Duration("answer_delay", settings.answerDelay),
-		slog.String("callback_url", settings.callbackURL), slog.Duration("complete_after", settings.completeAfter),
+		slog.String("callback_url", safeurl.Display(settings.callbackURL)), slog.Duration("complete_after", settings.completeAfter),
 		slog.Bool("durable", store != nil))
 	fmt.Fprintf(stdout, "vendorsim: simbank and simwallet on http://%s/v1/{simbank,simwallet} (sandbox only, no real money)\n", ln.Addr())
 
@@ -155,7 +156,7 @@ func readVendorSimSettings(getenv func(string) string) (vendorSimSettings, error
 	if s.callbackURL != "" {
 		u, err := url.Parse(s.callbackURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return s, fmt.Errorf("VENDORSIM_CALLBACK_URL=%q: want an http(s) URL such as http://127.0.0.1:8080/vendor-callbacks", s.callbackURL)
+			return s, fmt.Errorf("%s: want an http(s) URL such as http://127.0.0.1:8080/vendor-callbacks", safeurl.Setting("VENDORSIM_CALLBACK_URL", s.callbackURL))
 		}
 	}
 	s.databaseURL = strings.TrimSpace(getenv("VENDORSIM_DATABASE_URL"))
@@ -291,7 +292,7 @@ func runXenditSim(ctx context.Context, callbackURL string, stdout, stderr io.Wri
 	}
 	srv := simServer(sim, log)
 	log.Info("vendorsim listening", slog.String("addr", ln.Addr().String()), slog.String("provider", "xendit"),
-		slog.String("callback_url", s.callbackURL), slog.Duration("complete_after", s.completeAfter))
+		slog.String("callback_url", safeurl.Display(s.callbackURL)), slog.Duration("complete_after", s.completeAfter))
 	fmt.Fprintf(stdout, "vendorsim: xendit (Payouts v2) on http://%s (set XENDIT_BASE_URL to it; sandbox only, no real money)\n", ln.Addr())
 
 	webhooks := func(ctx context.Context) error { return sim.Run(ctx, 200*time.Millisecond) }
@@ -329,7 +330,7 @@ func readXenditSimSettings(callbackURL string, getenv func(string) string) (vend
 	if s.callbackURL != "" {
 		u, err := url.Parse(s.callbackURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return s, fmt.Errorf("xendit callback URL %q: want an http(s) URL such as http://127.0.0.1:8080/vendor-callbacks/xendit", s.callbackURL)
+			return s, fmt.Errorf("%s: want an http(s) URL such as http://127.0.0.1:8080/vendor-callbacks/xendit", safeurl.Setting("the xendit callback URL", s.callbackURL))
 		}
 	}
 	var err error

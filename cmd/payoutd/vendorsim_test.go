@@ -35,6 +35,8 @@ func TestVendorSimRefusesBadConfiguration(t *testing.T) {
 		{map[string]string{"VENDORSIM_TOKEN": "t", "VENDORSIM_CALLBACK_SECRET": "c", "SANDBOX_COMPLETE_AFTER": "2"}, "SANDBOX_COMPLETE_AFTER"},
 		{map[string]string{"VENDORSIM_TOKEN": "t", "VENDORSIM_CALLBACK_SECRET": "c", "SANDBOX_COMPLETE_AFTER": "-1s"}, "SANDBOX_COMPLETE_AFTER"},
 		{map[string]string{"VENDORSIM_TOKEN": "t", "VENDORSIM_CALLBACK_SECRET": "c", "VENDORSIM_CALLBACK_URL": "127.0.0.1:8080/cb"}, "VENDORSIM_CALLBACK_URL"},
+		{map[string]string{"VENDORSIM_TOKEN": "t", "VENDORSIM_CALLBACK_SECRET": "c", "VENDORSIM_CALLBACK_URL": "ftp://ops:TOPSECRET@api:8080/cb"}, "VENDORSIM_CALLBACK_URL=ftp://xxxxx@api:8080/…"},
+		{map[string]string{"VENDORSIM_TOKEN": "t", "VENDORSIM_CALLBACK_SECRET": "c", "VENDORSIM_CALLBACK_URL": "TOPSECRET:@api:8080/cb"}, "VENDORSIM_CALLBACK_URL (its value not shown"},
 		{map[string]string{"VENDORSIM_TOKEN": "t", "VENDORSIM_CALLBACK_SECRET": "c", "VENDORSIM_ADDR": "127.0.0.1:-1"}, "payoutd vendorsim"},
 	}
 	for _, tt := range tests {
@@ -42,6 +44,9 @@ func TestVendorSimRefusesBadConfiguration(t *testing.T) {
 		code := run(context.Background(), []string{"vendorsim"}, io.Discard, &stderr, func(k string) string { return tt.env[k] })
 		if code != 1 || !strings.Contains(stderr.String(), tt.want) {
 			t.Errorf("env %v: exit %d, stderr %q; want 1 and %q", tt.env, code, stderr.String(), tt.want)
+		}
+		if strings.Contains(stderr.String(), "TOPSECRET") {
+			t.Errorf("env %v: stderr shows the URL's secret: %q", tt.env, stderr.String())
 		}
 	}
 }

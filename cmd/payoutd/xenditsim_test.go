@@ -28,6 +28,7 @@ func TestVendorSimXenditRefusesBadConfiguration(t *testing.T) {
 		{[]string{"--provider", "xendit"}, map[string]string{"XENDIT_SECRET_KEY": "k"}, "XENDIT_CALLBACK_TOKEN is required with --provider xendit"},
 		{[]string{"--provider", "xendit"}, map[string]string{"XENDIT_SECRET_KEY": "s", "XENDIT_CALLBACK_TOKEN": "s"}, "must differ"},
 		{[]string{"--provider", "xendit", "--callback-url", "127.0.0.1/cb"}, map[string]string{"XENDIT_SECRET_KEY": "k", "XENDIT_CALLBACK_TOKEN": "c"}, "callback URL"},
+		{[]string{"--provider", "xendit", "--callback-url", "ftp://TOPSECRET@api:8080/cb"}, map[string]string{"XENDIT_SECRET_KEY": "k", "XENDIT_CALLBACK_TOKEN": "c"}, "callback URL=ftp://xxxxx@api:8080/…"},
 		// The default provider is unchanged: still the sandbox's variables.
 		{nil, nil, "VENDORSIM_TOKEN is required"},
 	} {
@@ -35,6 +36,9 @@ func TestVendorSimXenditRefusesBadConfiguration(t *testing.T) {
 		code := run(context.Background(), append([]string{"vendorsim"}, tt.args...), io.Discard, &stderr, func(k string) string { return tt.env[k] })
 		if code != 1 || !strings.Contains(stderr.String(), tt.want) {
 			t.Errorf("%v %v: exit %d, stderr %q; want 1 and %q", tt.args, tt.env, code, stderr.String(), tt.want)
+		}
+		if strings.Contains(stderr.String(), "TOPSECRET") {
+			t.Errorf("%v: stderr shows the URL's secret: %q", tt.args, stderr.String())
 		}
 	}
 }

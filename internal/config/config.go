@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -340,8 +339,8 @@ func (l *loader) backends(c *Config) {
 func (l *loader) http(c *Config) {
 	l.str("HTTP_ADDR", &c.HTTPAddr)
 	l.str("PUBLIC_BASE_URL", &c.PublicBaseURL)
-	if u, err := url.Parse(c.PublicBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		l.fail(fmt.Errorf("PUBLIC_BASE_URL=%q: want an absolute http(s) URL", c.PublicBaseURL))
+	if err := checkHTTPURL("PUBLIC_BASE_URL", c.PublicBaseURL, "https://pay.example.com"); err != nil {
+		l.fail(err)
 	}
 	l.cidrs("TRUSTED_PROXIES", &c.TrustedProxies)
 	l.dur("AUTH_CACHE_TTL", &c.AuthCacheTTL)
@@ -357,8 +356,8 @@ func (l *loader) http(c *Config) {
 	l.count("DATABASE_MAX_CONNS", "connections", &c.DatabaseMaxConns)
 	l.str("PROMETHEUS_URL", &c.PrometheusURL)
 	if c.PrometheusURL != "" {
-		if u, err := url.Parse(c.PrometheusURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			l.fail(fmt.Errorf("PROMETHEUS_URL=%q: want an absolute http(s) URL such as http://prometheus:9090", c.PrometheusURL))
+		if err := checkHTTPURL("PROMETHEUS_URL", c.PrometheusURL, "http://prometheus:9090"); err != nil {
+			l.fail(err)
 		}
 	}
 }
@@ -496,8 +495,8 @@ func (l *loader) vendorSim(c *Config) {
 	if c.VendorSimURL == "" {
 		return
 	}
-	if u, err := url.Parse(c.VendorSimURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		l.fail(fmt.Errorf("VENDORSIM_URL=%q: want an absolute http(s) URL such as http://vendorsim:8090", c.VendorSimURL))
+	if err := checkVendorSimURL(c.Env, c.VendorSimURL); err != nil {
+		l.fail(err)
 	}
 	switch {
 	case c.VendorSimToken == "" || c.VendorSimCallbackSecret == "":
@@ -554,33 +553,9 @@ func (l *loader) xendit(c *Config) {
 	case c.XenditCallbackToken == c.XenditSecretKey:
 		l.fail(errors.New("XENDIT_CALLBACK_TOKEN and XENDIT_SECRET_KEY must differ: whoever can call Xendit must not be able to forge its callbacks"))
 	}
-	if err := checkXenditBaseURL(c.XenditBaseURL); err != nil {
+	if err := checkXendit(c.Env, c.XenditSecretKey, c.XenditBaseURL); err != nil {
 		l.fail(err)
 	}
-}
-
-// checkXenditBaseURL accepts an absolute https URL, or http to a host that
-// cannot be a stranger on the path of the secret key: loopback
-// (127.0.0.1, ::1, localhost) or a simulator (a host name starting with
-// "vendorsim" or "xenditsim", as in a compose file).
-func checkXenditBaseURL(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") || u.User != nil {
-		return fmt.Errorf("XENDIT_BASE_URL=%q: want an absolute https URL such as %s", raw, xendit.DefaultBaseURL)
-	}
-	if u.Scheme == "http" && !plainHTTPHost(u.Hostname()) {
-		return fmt.Errorf("XENDIT_BASE_URL=%q: http is only for a local simulator (127.0.0.1, localhost, or a vendorsim*/xenditsim* host); the secret key must travel over https", raw)
-	}
-	return nil
-}
-
-func plainHTTPHost(h string) bool {
-	h = strings.ToLower(h)
-	if h == "localhost" || strings.HasPrefix(h, "vendorsim") || strings.HasPrefix(h, "xenditsim") || strings.HasPrefix(h, "snapsim") {
-		return true
-	}
-	a, err := netip.ParseAddr(h)
-	return err == nil && a.IsLoopback()
 }
 
 // Needs says which parts of the configuration a subcommand uses.

@@ -225,6 +225,7 @@ func TestVendorSimSecrets(t *testing.T) {
 		{map[string]string{"VENDORSIM_URL": url, "VENDORSIM_TOKEN": "same", "VENDORSIM_CALLBACK_SECRET": "same"}, "must differ"},
 		{map[string]string{"VENDORSIM_URL": url, "VENDORSIM_SECRET": "old", "VENDORSIM_TOKEN": "t", "VENDORSIM_CALLBACK_SECRET": "c"}, "VENDORSIM_SECRET is no longer read"},
 	} {
+		tt.env["APP_ENV"] = "staging" // http to the simulator's service name: staging only
 		c, err := Load(func(k string) string { return tt.env[k] }, Defaults())
 		switch {
 		case tt.wantErr == "" && err != nil:
@@ -250,8 +251,8 @@ func TestReturnWatch(t *testing.T) {
 }
 
 // XENDIT_*: the callback token is required with the key and differs from
-// it; the base URL is https, or http to a loopback or simulator host; and
-// no message shows a secret.
+// it, and no message shows a secret. (Which key and URL each environment
+// takes: TestVendorURLRules.)
 func TestXenditSettings(t *testing.T) {
 	key, tok := "xnd_development_SECRETKEY", "CALLBACKTOKEN"
 	for _, tt := range []struct {
@@ -267,9 +268,10 @@ func TestXenditSettings(t *testing.T) {
 		{map[string]string{"XENDIT_SECRET_KEY": key}, "XENDIT_CALLBACK_TOKEN is required with XENDIT_SECRET_KEY", ""},
 		{map[string]string{"XENDIT_CALLBACK_TOKEN": tok}, "XENDIT_CALLBACK_TOKEN is set without XENDIT_SECRET_KEY", ""},
 		{map[string]string{"XENDIT_SECRET_KEY": key, "XENDIT_CALLBACK_TOKEN": key}, "XENDIT_CALLBACK_TOKEN and XENDIT_SECRET_KEY must differ", ""},
-		{map[string]string{"XENDIT_SECRET_KEY": key, "XENDIT_CALLBACK_TOKEN": tok, "XENDIT_BASE_URL": "http://api.xendit.co"}, "http is only for a local simulator", ""},
+		{map[string]string{"XENDIT_SECRET_KEY": key, "XENDIT_CALLBACK_TOKEN": tok, "XENDIT_BASE_URL": "http://api.xendit.co"}, "plain http only to a loopback address", ""},
 		{map[string]string{"XENDIT_SECRET_KEY": key, "XENDIT_CALLBACK_TOKEN": tok, "XENDIT_BASE_URL": "api.xendit.co"}, "want an absolute https URL", ""},
 	} {
+		tt.env["APP_ENV"] = "staging" // a test-mode key
 		c, err := Load(func(k string) string { return tt.env[k] }, Defaults())
 		switch {
 		case tt.wantErr == "" && err != nil:

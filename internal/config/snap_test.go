@@ -89,7 +89,7 @@ func TestSnapSettings(t *testing.T) {
 		{name: "PKCS #1 private key", change: map[string]string{"SNAP_BCA_PRIVATE_KEY_FILE": keys["pkcs1"]}},
 		{name: "inline PEM with \\n", change: map[string]string{"SNAP_BCA_PRIVATE_KEY_FILE": "", "SNAP_BCA_PRIVATE_KEY": strings.ReplaceAll(string(inlinePEM), "\n", `\n`)}},
 		{name: "loopback http", change: map[string]string{"SNAP_BCA_BASE_URL": "http://127.0.0.1:8091"}},
-		{name: "simulator host", change: map[string]string{"SNAP_BCA_BASE_URL": "http://snapsim-bca:8091"}},
+		{name: "simulator host in staging", change: map[string]string{"APP_ENV": "staging", "SNAP_BCA_BASE_URL": "http://snapsim-bca:8091"}},
 		{name: "unknown slug", change: map[string]string{"SNAP_BANKS": "bca,bankofnowhere"}, wantErr: `unknown bank "bankofnowhere"`},
 		{name: "slug without BI code", change: map[string]string{"SNAP_BANKS": "dana"}, wantErr: "dana has no BI bank code"},
 		{name: "twice", change: map[string]string{"SNAP_BANKS": "bca,BCA"}, wantErr: "bca is listed twice"},
@@ -108,7 +108,7 @@ func TestSnapSettings(t *testing.T) {
 		{name: "public key as private", change: map[string]string{"SNAP_BCA_PRIVATE_KEY_FILE": keys["public"]}, wantErr: `PEM block "PUBLIC KEY" is not a private key`},
 		{name: "EC bank key", change: map[string]string{"SNAP_BCA_BANK_PUBLIC_KEY_FILE": keys["ecpub"]}, wantErr: "SNAP_BCA_BANK_PUBLIC_KEY_FILE"},
 		{name: "private as bank key", change: map[string]string{"SNAP_BCA_BANK_PUBLIC_KEY_FILE": keys["private"]}, wantErr: "is not a public key"},
-		{name: "plain http", change: map[string]string{"SNAP_BCA_BASE_URL": "http://api.bank.example"}, wantErr: `SNAP_BCA_BASE_URL="http://api.bank.example": http is only for a local simulator`},
+		{name: "plain http", change: map[string]string{"SNAP_BCA_BASE_URL": "http://api.bank.example"}, wantErr: `SNAP_BCA_BASE_URL=http://api.bank.example: APP_ENV=production sends the bank's tokens and signatures over https only`},
 		{name: "relative URL", change: map[string]string{"SNAP_BCA_BASE_URL": "bank.example"}, wantErr: "SNAP_BCA_BASE_URL"},
 		{name: "secret equals key", change: map[string]string{"SNAP_BCA_CLIENT_SECRET": "CLIENT-KEY-1"}, wantErr: "SNAP_BCA_CLIENT_SECRET and SNAP_BCA_CLIENT_KEY must differ"},
 	} {

@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
+	"github.com/payoutd/payoutd/internal/safeurl"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/vendors"
 )
@@ -449,11 +450,11 @@ func (v *Vendor) fetchToken(ctx context.Context) (string, error) {
 }
 
 // String keeps secrets out of logs: printing Options with %v or %+v shows
-// the bank, URL and ids, never the client secret or the private key, and
+// the bank, URL (as safeurl shows it) and ids, never the client secret or the private key, and
 // only the last four digits of the source account.
 func (o Options) String() string {
 	return fmt.Sprintf("snap.Options{Bank:%s BaseURL:%s PartnerID:%s ClientKey:%s ChannelID:%s SourceAccountNo:%s ClientSecret:[redacted] PrivateKey:[redacted]}",
-		o.Bank, o.BaseURL, o.PartnerID, o.ClientKey, o.ChannelID, maskAccount(o.SourceAccountNo))
+		o.Bank, safeurl.Display(o.BaseURL), o.PartnerID, o.ClientKey, o.ChannelID, maskAccount(o.SourceAccountNo))
 }
 
 // String is the vendor's name: printing a Vendor shows no token or secret.
