@@ -149,6 +149,21 @@ func TestOpsReadOnly(t *testing.T) {
 	}
 }
 
+// REDIS_EVICTION_CHECK is on unless set to skip; anything else stops the
+// start rather than pass for one or the other.
+func TestRedisEvictionCheck(t *testing.T) {
+	for v, want := range map[string]bool{"": true, "enforce": true, "skip": false} {
+		c, err := Load(func(k string) string { return map[string]string{"REDIS_EVICTION_CHECK": v}[k] }, Defaults())
+		if err != nil || c.RedisEvictionChecked != want {
+			t.Errorf("REDIS_EVICTION_CHECK=%q: %v, %v; want %v", v, c.RedisEvictionChecked, err, want)
+		}
+	}
+	if _, err := Load(func(k string) string { return map[string]string{"REDIS_EVICTION_CHECK": "off"}[k] }, Defaults()); err == nil ||
+		!strings.Contains(err.Error(), `REDIS_EVICTION_CHECK="off": want enforce`) {
+		t.Errorf("REDIS_EVICTION_CHECK=off: %v", err)
+	}
+}
+
 // QUOTE_RATE_LIMIT and INQUIRY_REFUSAL_RATE_LIMIT default to 60 per minute;
 // 0 turns a limit off; anything but a whole number of 0 or more stops the
 // start with a message naming the variable.
