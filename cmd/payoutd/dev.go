@@ -100,7 +100,7 @@ func runDev(ctx context.Context, opts devOptions, stdout, stderr io.Writer, gete
 		devStarted(a, apiDeps(a), workerDeps(a))
 	}
 
-	inbox := newDevInbox(demo.creds.CallbackSecret, cfg.WebhookTimeout)
+	inbox := newDevInbox(eventCallbackSecret(a.DB, a.Sealer), cfg.WebhookTimeout)
 	banner := devBanner{cfg: cfg, demo: demo, rails: opts.rails, sims: sims, dataDir: backends.dataDir,
 		kept: !backends.temporary, resumed: state.resumed}
 	return serveDev(ctx, a, inbox.handler(srv.Handler()), cfg.HTTPAddr, backends.redis, sims, func(addr string) error {
