@@ -101,7 +101,7 @@ func runDev(ctx context.Context, opts devOptions, stdout, stderr io.Writer, gete
 		devStarted(a, apiDeps(a), workerDeps(a))
 	}
 
-	inbox := newDevInbox(demo.creds.CallbackSecret, cfg.WebhookTimeout)
+	inbox := newDevInbox(eventCallbackSecret(a.DB, a.Sealer), cfg.WebhookTimeout)
 	banner := devBanner{cfg: cfg, demo: demo, rails: opts.rails, sims: sims, dataDir: backends.dataDir,
 		kept: !backends.temporary, resumed: state.resumed}
 	return serveDev(ctx, a, inbox.handler(srv.Handler()), cfg.HTTPAddr, backends.redis, sims, func(addr string) error {
@@ -180,16 +180,18 @@ func devConfig(getenv func(string) string) (config.Config, error) {
 }
 
 // devBackends are dev mode's embedded backends: the folder of its SQLite
-// database and an in-memory Redis.
+// database, locked for this run, and an in-memory Redis.
 type devBackends struct {
 	dataDir string
 	// temporary: the folder was made for this run and goes with it.
 	temporary bool
+	lock      *dataDirLock
 	redis     *miniredis.Miniredis
 }
 
 // startDevBackends makes the data folder (DEV_DATA_DIR, or a temporary
-// one) and starts miniredis.
+// one), takes its lock (a second dev on the folder is refused) and starts
+// miniredis. On an error nothing is left held.
 func startDevBackends(getenv func(string) string) (*devBackends, error) {
 	b := &devBackends{dataDir: getenv("DEV_DATA_DIR")}
 	if b.dataDir == "" {
@@ -201,8 +203,15 @@ func startDevBackends(getenv func(string) string) (*devBackends, error) {
 	} else if err := os.MkdirAll(b.dataDir, 0o700); err != nil {
 		return nil, err
 	}
+	lock, err := lockDataDir(b.dataDir)
+	if err != nil {
+		b.removeDataDir()
+		return nil, err
+	}
+	b.lock = lock
 	b.redis = miniredis.NewMiniRedis()
 	if err := b.redis.Start(); err != nil {
+		b.lock.release()
 		b.removeDataDir()
 		return nil, fmt.Errorf("start embedded redis: %w", err)
 	}
@@ -215,9 +224,12 @@ func startDevBackends(getenv func(string) string) (*devBackends, error) {
 	return b, nil
 }
 
-// close stops Redis, then removes a temporary data folder.
+// close stops Redis, lets the folder's lock go, then removes a temporary
+// data folder. runDev defers it first, so it runs after the database is
+// closed: the next dev on the folder finds it quiet.
 func (b *devBackends) close() {
 	b.redis.Close()
+	b.lock.release()
 	b.removeDataDir()
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"os"
 	"strings"
@@ -64,5 +65,22 @@ func TestDevInboxInABrowser(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Fatalf("the inbox page lacks %q:\n%s", want, text)
 		}
+	}
+
+	// Its "answer 500" button switches the mode: the browser's own
+	// same-origin post of the button's JSON, back to the page.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.Search(`//button[text()="answer 500"]`)),
+		chromedp.WaitVisible(chromedp.Search(`//strong[@id="mode" and text()="fail"]`))); err != nil {
+		t.Fatalf("the answer 500 button: %v", err)
+	}
+	var snap inboxSnapshot
+	r, err := http.Get(base + "/dev/inbox.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	json.NewDecoder(r.Body).Decode(&snap)
+	r.Body.Close()
+	if snap.Mode != inboxFail {
+		t.Fatalf("after the answer 500 button the mode is %q", snap.Mode)
 	}
 }
