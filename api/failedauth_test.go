@@ -153,8 +153,10 @@ func TestAuthFailuresThatCount(t *testing.T) {
 		b.do(request{path: "/api/v3/wallets", apiKey: m.apiKey, remoteIP: ip, headers: wrongSig}).expect(t, http.StatusUnauthorized, "")
 	}
 	for range 2 {
+		// Unknown here, with the other environment's prefix: an invalid
+		// key (the hint names the prefix).
 		b.do(request{path: "/api/v3/wallets", apiKey: credentials.Generate(models.Staging, true).APIKey, timestamp: true, remoteIP: ip}).
-			expect(t, http.StatusUnauthorized, models.ErrWrongEnvironmentKey.Error())
+			expect(t, http.StatusUnauthorized, models.ErrInvalidAPIKey.Error())
 	}
 	for _, key := range []string{"sk_live_0123456789abcdef", "v3_live_tooshort"} {
 		b.do(request{path: "/api/v3/wallets", apiKey: key, timestamp: true, remoteIP: ip}).expect(t, http.StatusUnauthorized, "")
