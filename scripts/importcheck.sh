@@ -26,6 +26,11 @@ UPWARD="api worker tasks cmd internal/app"
 # store (ledger, the money store, may know the dialect).
 NO_DIALECT="models payouts payments webhooks"
 DIALECT=internal/database
+# Files that still import DIALECT, until the SQL that differs between
+# PostgreSQL and SQLite moves behind a driver the domain declares. The list
+# may only shrink: a file not on it that imports DIALECT fails, and so does
+# a file on it that no longer does (take it off).
+DIALECT_KNOWN="models/store.go payouts/transition.go webhooks/events.go"
 
 cd "$(dirname "$0")/.."
 
@@ -79,13 +84,21 @@ END {
 }' <<<"$graph" || bad=1
 
 for p in $NO_DIALECT; do
-	line=$(grep -E "^$MODULE/$p( |\$)" <<<"$graph" || true)
-	case " $line " in *" $MODULE/$DIALECT "*)
-		files=$(grep -l "\"$MODULE/$DIALECT\"" "$p"/*.go | grep -v '_test\.go$' | paste -sd ' ' || true)
-		echo "importcheck: $p imports $DIALECT directly (the dialect switch belongs to the store): $files"
+	for f in $(grep -l "\"$MODULE/$DIALECT\"" "$p"/*.go 2>/dev/null | grep -v '_test\.go$' || true); do
+		case " $DIALECT_KNOWN " in
+		*" $f "*) ;;
+		*)
+			echo "importcheck: $f imports $DIALECT directly (the dialect switch belongs to the store)"
+			bad=1
+			;;
+		esac
+	done
+done
+for f in $DIALECT_KNOWN; do
+	if ! grep -q "\"$MODULE/$DIALECT\"" "$f" 2>/dev/null; then
+		echo "importcheck: $f no longer imports $DIALECT: take it off DIALECT_KNOWN"
 		bad=1
-		;;
-	esac
+	fi
 done
 
 if [ "$bad" = 1 ]; then
