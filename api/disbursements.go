@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
@@ -21,6 +22,7 @@ const (
 	maxMemo           = 255
 	maxReferenceID    = 64
 	maxAccountNo      = 34 // the longest account numbers in use (IBAN length)
+	maxHolderName     = vendors.MaxHolderNameLength
 )
 
 // disbursementRequest is the body of create and (without memo and
@@ -31,8 +33,11 @@ type disbursementRequest struct {
 	BankCode       *string `json:"bank_code"`
 	AccountNo      *string `json:"account_no"`
 	TransferType   *string `json:"transfer_type"`
-	Memo           *string `json:"memo"`
-	ReferenceID    *string `json:"reference_id"`
+	// AccountHolderName is optional: sent when the account inquiry
+	// returns no name (see payouts.Params.HolderName).
+	AccountHolderName *string `json:"account_holder_name"`
+	Memo              *string `json:"memo"`
+	ReferenceID       *string `json:"reference_id"`
 }
 
 // quoteRequest is disbursementRequest without memo and reference_id, so an
@@ -43,6 +48,8 @@ type quoteRequest struct {
 	BankCode       *string `json:"bank_code"`
 	AccountNo      *string `json:"account_no"`
 	TransferType   *string `json:"transfer_type"`
+	// AccountHolderName: as on create.
+	AccountHolderName *string `json:"account_holder_name"`
 }
 
 type quoteResponse struct {
@@ -66,7 +73,7 @@ func (s *Server) handleDisbursementQuote(c *gin.Context) {
 		return
 	}
 	params, err := parseParams(disbursementRequest{ClientWalletID: req.ClientWalletID, Amount: req.Amount,
-		BankCode: req.BankCode, AccountNo: req.AccountNo, TransferType: req.TransferType})
+		BankCode: req.BankCode, AccountNo: req.AccountNo, TransferType: req.TransferType, AccountHolderName: req.AccountHolderName})
 	if err != nil {
 		fail(c, err)
 		return
@@ -233,7 +240,26 @@ func parseParams(req disbursementRequest) (payouts.Params, error) {
 	if p.TransferType, err = models.ParseTransferType(tt); err != nil {
 		return p, models.Invalid(err.Error())
 	}
+	if req.AccountHolderName != nil {
+		if p.HolderName, err = parseHolderName(*req.AccountHolderName); err != nil {
+			return p, err
+		}
+	}
 	return p.Normalize(), nil
+}
+
+// parseHolderName trims an account_holder_name ("" when blank: none
+// supplied), which may then hold at most maxHolderName characters and no
+// control characters: it is sent to the rail as the recipient's name.
+func parseHolderName(raw string) (string, error) {
+	name := strings.TrimSpace(raw)
+	if utf8.RuneCountInString(name) > maxHolderName {
+		return "", models.Invalid(fmt.Sprintf("account_holder_name must be at most %d characters", maxHolderName))
+	}
+	if !utf8.ValidString(name) || strings.IndexFunc(name, unicode.IsControl) >= 0 {
+		return "", models.Invalid("account_holder_name must not contain control characters")
+	}
+	return name, nil
 }
 
 // parseAccountNo trims the account number, which must then be digits only.

@@ -66,6 +66,7 @@ var errorStatuses = []struct {
 	{models.ErrUnsupportedBank, http.StatusUnprocessableEntity},
 	{models.ErrAccountInactive, http.StatusUnprocessableEntity},
 	{models.ErrAccountNotResolved, http.StatusUnprocessableEntity},
+	{models.ErrHolderNameRequired, http.StatusUnprocessableEntity},
 	{vendors.ErrInvalidCallback, http.StatusUnauthorized},
 	{models.ErrPaymentNotFound, http.StatusNotFound},
 	{models.ErrNoDefaultWallet, http.StatusUnprocessableEntity},

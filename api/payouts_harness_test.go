@@ -577,12 +577,14 @@ func (e *payoutEnv) drain() {
 // payoutBody builds a create body; fields "" are left out.
 type payoutBody struct {
 	wallet, amount, bank, account, transferType, memo, referenceID string
+	holderName                                                     string // account_holder_name; "" sends none
 }
 
 func (p payoutBody) json() []byte {
 	m := map[string]string{}
 	for k, v := range map[string]string{"client_wallet_id": p.wallet, "amount": p.amount, "bank_code": p.bank,
-		"account_no": p.account, "transfer_type": p.transferType, "memo": p.memo, "reference_id": p.referenceID} {
+		"account_no": p.account, "transfer_type": p.transferType, "memo": p.memo, "reference_id": p.referenceID,
+		"account_holder_name": p.holderName} {
 		if v != "" {
 			m[k] = v
 		}

@@ -22,19 +22,23 @@ func TestXenditOverHTTP(t *testing.T) {
 	e := workerSetup(t, payoutSetup{xendit: true, completeAfter: 300 * time.Millisecond})
 	started := time.Now()
 	xbody := func(amount, account string) payoutBody {
-		return payoutBody{wallet: e.xwallet.String(), amount: amount, bank: "bca", account: account, transferType: "BIFAST"}
+		return payoutBody{wallet: e.xwallet.String(), amount: amount, bank: "bca", account: account, transferType: "BIFAST", holderName: "Budi Santoso"}
 	}
 	ref := func(id string) string { return models.VendorReferenceFor(uuid.MustParse(id)) }
 	balance0, _ := e.balance(e.xwallet)
 
-	// Quote: no real-time inquiry at Xendit, the holder name is unknown.
+	// Quote: no real-time inquiry at Xendit (no inquiry bank here): the
+	// name is the merchant's, and without one the quote is refused.
 	q := e.quote(xbody("100000", "1234567890"))
 	if q.status != http.StatusOK {
 		t.Fatalf("quote: %d %s", q.status, q.body)
 	}
-	if d := q.disbursement(t); d.AccountHolderName != "" {
-		t.Errorf("quote holder name %q, want unknown", d.AccountHolderName)
+	if d := q.disbursement(t); d.AccountHolderName != "Budi Santoso" {
+		t.Errorf("quote holder name %q, want the merchant's", d.AccountHolderName)
 	}
+	nameless := xbody("100000", "1234567890")
+	nameless.holderName = ""
+	e.quote(nameless).expect(t, http.StatusUnprocessableEntity, "account_holder_name is required for this recipient")
 
 	// SUCCESS.
 	ok := e.create("xnd-ok", xbody("100000", "1234567890"))

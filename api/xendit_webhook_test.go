@@ -67,7 +67,7 @@ func TestXenditWebhookMovesPayout(t *testing.T) {
 func (e *payoutEnv) requestedAtXendit(t *testing.T, key, amount string) string {
 	t.Helper()
 	r := e.create(key, payoutBody{wallet: e.xwallet.String(), amount: amount, bank: "bca",
-		account: xenditsim.AccountStaysAccepted, transferType: "BIFAST"})
+		account: xenditsim.AccountStaysAccepted, transferType: "BIFAST", holderName: "Budi Santoso"})
 	if r.status/100 != 2 {
 		t.Fatalf("create %s: %d %s", key, r.status, r.body)
 	}

@@ -117,6 +117,12 @@ type QuoteRequest struct {
 	// registered phone number in local format with the leading 0.
 	AccountNo    string       `json:"account_no"`
 	TransferType TransferType `json:"transfer_type"`
+	// AccountHolderName is the recipient's name as the bank or e-wallet
+	// has it registered, at most 100 characters; empty sends none. Needed
+	// only when the wallet's rail cannot inquire the name (the answer is
+	// then 422 "account_holder_name is required for this recipient"); a
+	// name the inquiry returns is the one used.
+	AccountHolderName string `json:"account_holder_name,omitempty"`
 }
 
 // Quote is the answer of a quote: the fee, the net amount and the account
@@ -147,6 +153,9 @@ type CreateDisbursementRequest struct {
 	// registered phone number in local format with the leading 0.
 	AccountNo    string       `json:"account_no"`
 	TransferType TransferType `json:"transfer_type"`
+	// AccountHolderName: as on QuoteRequest. It is compared in replays
+	// like AccountNo.
+	AccountHolderName string `json:"account_holder_name,omitempty"`
 	// Memo is free text of at most 255 characters; empty sends none.
 	Memo string `json:"memo,omitempty"`
 	// ReferenceID is your own business reference of at most 64

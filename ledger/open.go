@@ -107,11 +107,11 @@ const openRowsSQL = `created AS (
 	        INSERT INTO disbursements (id, client_id, wallet_id, idempotency_key, status, amount, platform_fee, net_amount,
 	            currency, transfer_type, bank_code, bank_name, account_no, account_holder_name, memo, reference_id,
 	            vendor, vendor_reference, lock_expires_at, submit_attempts, submit_attempted_at, checks, next_check_at, created_at, updated_at,
-	            request_signature)
+	            request_signature, supplied_holder_name)
 	        SELECT i.id, i.client_id, i.wallet_id, i.idempotency_key, i.status, i.amount, i.platform_fee, i.net_amount,
 	            i.currency, i.transfer_type, i.bank_code, i.bank_name, i.account_no, i.account_holder_name, i.memo,
 	            i.reference_id, i.vendor, i.vendor_reference, i.lock_expires_at, i.submit_attempts, i.submit_attempted_at, 0, i.next_check_at, i.created_at, i.created_at,
-	            i.request_signature
+	            i.request_signature, i.supplied_holder_name
 	        FROM input i JOIN locked l ON l.id = i.id
 	        RETURNING id, status, created_at
 	    ), audited AS (
@@ -121,24 +121,25 @@ const openRowsSQL = `created AS (
 	    SELECT id FROM created`
 
 // openColumns names input's columns, in the order of the arguments
-// $1..$24 (openManyArgs, openOneArgs); $25 is models.WalletActive. A
+// $1..$25 (openManyArgs, openOneArgs); $26 is models.WalletActive. A
 // create submitted by the process that made it is stored with its first
 // submit attempt already claimed (submit_attempts 1, submit_attempted_at).
 const openColumns = `id, client_id, wallet_id, idempotency_key, status, amount, platform_fee, net_amount, currency,
 	            transfer_type, bank_code, bank_name, account_no, account_holder_name, memo, reference_id, vendor,
-	            vendor_reference, lock_expires_at, submit_attempts, submit_attempted_at, next_check_at, created_at, request_signature`
+	            vendor_reference, lock_expires_at, submit_attempts, submit_attempted_at, next_check_at, created_at, request_signature,
+	            supplied_holder_name`
 
 // openManySQL writes a group: the disbursements as input by unnest of
-// $1..$24 (one array per column), the locks of each wallet's summed gross
+// $1..$25 (one array per column), the locks of each wallet's summed gross
 // in wallet id order with their statement lines (LockFundsEachSQL: $3 the
 // wallet ids), then openRowsSQL.
 var openManySQL = `WITH input AS (
 	        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::bigint[], $7::bigint[],
 	            $8::bigint[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[],
 	            $16::text[], $17::text[], $18::text[], $19::timestamptz[], $20::bigint[], $21::timestamptz[],
-	            $22::timestamptz[], $23::timestamptz[], $24::text[])
+	            $22::timestamptz[], $23::timestamptz[], $24::text[], $25::text[])
 	        AS t(` + openColumns + `)
-	    ), ` + LockFundsEachSQL("input", "$3", "$25") + `, ` + openRowsSQL
+	    ), ` + LockFundsEachSQL("input", "$3", "$26") + `, ` + openRowsSQL
 
 // openOneSQL writes a lone create: the same statement with one row of
 // scalars as input and LockFunds' plain conditional update as the lock,
@@ -148,9 +149,9 @@ var openManySQL = `WITH input AS (
 var openOneSQL = `WITH input(` + openColumns + `) AS (
 	        SELECT $1::uuid, $2::uuid, $3::uuid, $4::text, $5::text, $6::bigint, $7::bigint, $8::bigint, $9::text,
 	            $10::text, $11::text, $12::text, $13::text, $14::text, $15::text, $16::text, $17::text, $18::text,
-	            $19::timestamptz, $20::bigint, $21::timestamptz, $22::timestamptz, $23::timestamptz, $24::text
+	            $19::timestamptz, $20::bigint, $21::timestamptz, $22::timestamptz, $23::timestamptz, $24::text, $25::text
 	    ), locked AS (
-	        ` + LockFundsSQL("$6", "$23", "$3", "$25", "$1::uuid") + `
+	        ` + LockFundsSQL("$6", "$23", "$3", "$26", "$1::uuid") + `
 	    ), lock_lines AS (
 	        ` + ledgerLockLine + `
 	    ), ` + openRowsSQL
@@ -200,7 +201,7 @@ func openManyArgs(ds []*models.Disbursement) []any {
 		amounts, fees, nets                                    = make([]int64, n), make([]int64, n), make([]int64, n)
 		lockExpiries, nextChecks, createdAt                    = make([]time.Time, n), make([]*time.Time, n), make([]time.Time, n)
 		attempts, attemptedAt                                  = make([]int64, n), make([]*time.Time, n)
-		signatures                                             = make([]*string, n)
+		signatures, supplied                                   = make([]*string, n), make([]string, n)
 	)
 	for i, d := range ds {
 		ids[i], clients[i], wallets[i] = d.ID, d.ClientID, d.WalletID
@@ -211,11 +212,11 @@ func openManyArgs(ds []*models.Disbursement) []any {
 		amounts[i], fees[i], nets[i] = int64(d.Amount), int64(d.PlatformFee), int64(d.NetAmount)
 		lockExpiries[i], nextChecks[i], createdAt[i] = d.LockExpiresAt, d.NextCheckAt, d.CreatedAt
 		attempts[i], attemptedAt[i] = int64(d.SubmitAttempts), d.SubmitAttemptedAt
-		signatures[i] = d.RequestSignature
+		signatures[i], supplied[i] = d.RequestSignature, d.SuppliedHolderName
 	}
 	return []any{ids, clients, wallets, keys, statuses, amounts, fees, nets, currencies, transferTypes, bankCodes, bankNames,
 		accounts, holders, memos, references, vendorNames, vendorRefs, lockExpiries, attempts, attemptedAt, nextChecks, createdAt,
-		signatures, string(models.WalletActive)}
+		signatures, supplied, string(models.WalletActive)}
 }
 
 // openOneArgs are openOneSQL's arguments: d's columns as scalars, in the
@@ -224,7 +225,7 @@ func openOneArgs(d *models.Disbursement) []any {
 	return []any{d.ID, d.ClientID, d.WalletID, d.IdempotencyKey, string(d.Status), int64(d.Amount), int64(d.PlatformFee),
 		int64(d.NetAmount), d.Currency, string(d.TransferType), d.BankCode, d.BankName, d.AccountNo, d.AccountHolderName,
 		d.Memo, d.ReferenceID, d.Vendor, d.VendorReference, d.LockExpiresAt, int64(d.SubmitAttempts), d.SubmitAttemptedAt,
-		d.NextCheckAt, d.CreatedAt, d.RequestSignature, string(models.WalletActive)}
+		d.NextCheckAt, d.CreatedAt, d.RequestSignature, d.SuppliedHolderName, string(models.WalletActive)}
 }
 
 // translate turns a driver error of a statement run outside gorm into

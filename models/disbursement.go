@@ -117,9 +117,12 @@ type Disbursement struct {
 	BankCode          string             `gorm:"not null"` // lowercase
 	BankName          string             `gorm:"not null"`
 	AccountNo         string             `gorm:"not null"` // trimmed digits
-	AccountHolderName string             `gorm:"not null"`
-	Memo              *string
-	ReferenceID       *string
+	AccountHolderName string             `gorm:"not null"` // the name the payout is sent with
+	// SuppliedHolderName is the account_holder_name of the create ("" for
+	// none), kept to compare a replay's with it.
+	SuppliedHolderName string `gorm:"not null;default:''"`
+	Memo               *string
+	ReferenceID        *string
 	// RequestSignature is the lowercase hex signature (v1 or v2) the
 	// create was signed with; unique per client, so that no loss of the
 	// used-signature records in Redis lets one signature create twice.

@@ -125,7 +125,10 @@ var (
 	ErrUnsupportedBank       = errors.New("bank_code is not supported by this wallet's vendor")
 	ErrAccountInactive       = errors.New("bank account is inactive")
 	ErrAccountNotResolved    = errors.New("bank account verification failed")
-	ErrGatewayUnavailable    = errors.New("payout gateway is temporarily unavailable; retry later")
+	// ErrHolderNameRequired: the recipient's rail needs the holder's name,
+	// its inquiry did not return one and the request carried none.
+	ErrHolderNameRequired = errors.New("account_holder_name is required for this recipient")
+	ErrGatewayUnavailable = errors.New("payout gateway is temporarily unavailable; retry later")
 
 	// ErrTransitionRefused: the lifecycle does not allow the move. A bug or
 	// an operator's mistake, never a client's.

@@ -262,7 +262,7 @@ func (s *Service) newDisbursement(client *models.Client, req CreateRequest, q *Q
 		ID: id, ClientID: client.ID, WalletID: q.Wallet.ID, IdempotencyKey: req.IdempotencyKey,
 		Status: status, Amount: q.Params.Amount, PlatformFee: q.Fee, NetAmount: q.Net, Currency: "IDR",
 		TransferType: q.Params.TransferType, BankCode: q.Bank.Code, BankName: q.Bank.Name,
-		AccountNo: q.Params.AccountNo, AccountHolderName: q.HolderName,
+		AccountNo: q.Params.AccountNo, AccountHolderName: q.HolderName, SuppliedHolderName: q.Params.HolderName,
 		Memo: req.Memo, ReferenceID: req.ReferenceID, RequestSignature: signatureOrNil(req.Signature),
 		Vendor: q.Vendor, VendorReference: models.VendorReferenceFor(id),
 		LockExpiresAt: now.Add(s.lockTTL), NextCheckAt: &next, SubmitAttempts: attempts, SubmitAttemptedAt: attemptedAt,

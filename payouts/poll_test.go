@@ -53,7 +53,7 @@ func TestPollBacksOffWhileThePayoutIsPending(t *testing.T) {
 	if err := f.db.Model(&models.Disbursement{}).Where("id = ?", d.ID).Update("account_no", sandbox.AccountStaysRequested).Error; err != nil {
 		t.Fatal(err)
 	}
-	payout := vendors.Payout{Reference: d.VendorReference, BankCode: "bca", AccountNo: sandbox.AccountStaysRequested,
+	payout := vendors.Payout{HolderName: "Budi Santoso", Reference: d.VendorReference, BankCode: "bca", AccountNo: sandbox.AccountStaysRequested,
 		TransferType: models.BIFAST, Amount: d.NetAmount}
 	if _, err := simbank.Submit(context.Background(), payout); err != nil {
 		t.Fatal(err)

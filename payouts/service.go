@@ -155,39 +155,47 @@ func New(o Options) *Service {
 func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
 
 // Params are the compared parameters of a quote or create, normalised:
-// bank code lowercase, account number trimmed.
+// bank code lowercase, account number and holder name trimmed.
 type Params struct {
 	WalletID     uuid.UUID
 	Amount       models.Amount // gross
 	BankCode     string
 	AccountNo    string
 	TransferType models.TransferType
+	// HolderName is the account_holder_name the merchant supplied ("" for
+	// none): sent when the account inquiry returns no name.
+	HolderName string
 }
 
-// Normalize lowercases the bank code and trims both strings.
+// Normalize lowercases the bank code and trims the strings.
 func (p Params) Normalize() Params {
 	p.BankCode = strings.ToLower(strings.TrimSpace(p.BankCode))
 	p.AccountNo = strings.TrimSpace(p.AccountNo)
+	p.HolderName = strings.TrimSpace(p.HolderName)
 	return p
 }
 
 // sameParams is idempotency rule 4: wallet, amount (scale-insensitive: it
 // is an exact integer), bank code (case-insensitive), account number
-// (trimmed) and transfer type. memo and reference_id are not compared.
+// (trimmed) and transfer type; and the supplied holder name (trimmed,
+// exact: it may be the name the payout is sent with). memo and
+// reference_id are not compared.
 func sameParams(d *models.Disbursement, p Params) bool {
 	p = p.Normalize()
 	return d.WalletID == p.WalletID && d.Amount == p.Amount && d.BankCode == p.BankCode &&
-		d.AccountNo == p.AccountNo && d.TransferType == p.TransferType
+		d.AccountNo == p.AccountNo && d.TransferType == p.TransferType && d.SuppliedHolderName == p.HolderName
 }
 
 // Quote is a priced, verified recipient: what a create would store.
 type Quote struct {
-	Wallet     *models.Wallet
-	Vendor     string
-	Bank       vendors.Bank
-	Params     Params
-	Fee        models.Amount
-	Net        models.Amount
+	Wallet *models.Wallet
+	Vendor string
+	Bank   vendors.Bank
+	Params Params
+	Fee    models.Amount
+	Net    models.Amount
+	// HolderName is the name the payout is sent with: the inquiry's, else
+	// the one the merchant supplied. Never "".
 	HolderName string
 }
 
@@ -234,6 +242,11 @@ func (s *Service) check(ctx context.Context, client *models.Client, wallet *mode
 		}
 		return nil, err
 	}
+	holder := holderName(account, p)
+	if holder == "" {
+		return nil, afterInquiry(models.WithHint(models.ErrHolderNameRequired,
+			"this wallet's payout rail does not return the holder's name for this account: send account_holder_name, exactly as the bank or e-wallet has it registered"))
+	}
 	fee, minGross := Pricing(client, p.TransferType)
 	if p.Amount < minGross {
 		return nil, afterInquiry(models.Refuse("withdrawal amount is below minimum: " + minGross.String()))
@@ -241,7 +254,17 @@ func (s *Service) check(ctx context.Context, client *models.Client, wallet *mode
 	if wallet.Available() < p.Amount {
 		return nil, afterInquiry(models.ErrInsufficientBalance)
 	}
-	return &Quote{Wallet: wallet, Vendor: vendor.Name(), Bank: bank, Params: p, Fee: fee, Net: p.Amount - fee, HolderName: account.HolderName}, nil
+	return &Quote{Wallet: wallet, Vendor: vendor.Name(), Bank: bank, Params: p, Fee: fee, Net: p.Amount - fee, HolderName: holder}, nil
+}
+
+// holderName is the name a payout to the account is sent with: the one the
+// bank's records gave the inquiry, which is what the rail matches, else the
+// one the merchant supplied, else "" (the request is refused).
+func holderName(account vendors.Account, p Params) string {
+	if name := strings.TrimSpace(account.HolderName); name != "" {
+		return name
+	}
+	return p.HolderName
 }
 
 // Banks is the vendor's bank list. Any failure to read it is the gateway

@@ -117,7 +117,7 @@ func (s *Service) callVendor(ctx context.Context, name string, ds []*models.Disb
 	for k, i := range indexes {
 		d := ds[i]
 		payouts[k] = vendors.Payout{Reference: d.VendorReference, BankCode: d.BankCode, AccountNo: d.AccountNo,
-			TransferType: d.TransferType, Amount: d.NetAmount}
+			TransferType: d.TransferType, Amount: d.NetAmount, HolderName: d.AccountHolderName}
 	}
 	now := s.clock()
 	var out []submitted

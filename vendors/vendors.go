@@ -49,8 +49,23 @@ type InquiryRequest struct {
 
 // Account is the result of a successful inquiry.
 type Account struct {
+	// HolderName is the name the bank or e-wallet has registered for the
+	// account; "" when the vendor's inquiry does not tell it (Xendit without
+	// an inquiry bank), and the merchant must then supply one.
 	HolderName string
 }
+
+// Inquirer resolves an account's holder in real time: the inquiry half of
+// a Vendor, which a vendor without a name inquiry of its own may borrow
+// from another (a Xendit wallet asks a SNAP bank).
+type Inquirer interface {
+	Inquire(ctx context.Context, req InquiryRequest) (Account, error)
+}
+
+// MaxHolderNameLength bounds a holder name in characters: the most both
+// Xendit (account_holder_name, 1 to 100) and SNAP (beneficiaryAccountName,
+// String(100)) take.
+const MaxHolderNameLength = 100
 
 // Payout asks the vendor to transfer Amount (the net amount) to an account.
 // Reference is derived from the disbursement id and is the vendor's
@@ -61,6 +76,10 @@ type Payout struct {
 	AccountNo    string
 	TransferType models.TransferType
 	Amount       models.Amount
+	// HolderName is sent as the recipient's registered name, exactly as the
+	// inquiry returned it or the merchant supplied it. Every payout has one:
+	// rails refuse a transfer without it.
+	HolderName string
 }
 
 // PayoutStatus is a vendor's view of a payout.
@@ -107,6 +126,9 @@ var (
 	ErrUnknownPayout = errors.New("vendor does not know this payout")
 	// ErrUnsupportedBank: the code is not on this vendor's list.
 	ErrUnsupportedBank = errors.New("bank code is not supported by this wallet's vendor")
+	// ErrNoHolderName: a payout without the recipient's name, which the
+	// rail requires; refused before any call (wrapped in ErrRejected).
+	ErrNoHolderName = errors.New("payout without the account holder's name")
 )
 
 // Vendor is a payout vendor.

@@ -96,14 +96,17 @@ type createRequestBody struct {
 	BankCode       string `json:"bank_code"`
 	AccountNo      string `json:"account_no"`
 	TransferType   string `json:"transfer_type"`
-	Memo           string `json:"memo"`
+	// AccountHolderName is sent as a Xendit merchant must (Xendit has no
+	// name inquiry); rails that inquire use their own.
+	AccountHolderName string `json:"account_holder_name"`
+	Memo              string `json:"memo"`
 }
 
 // createBody serialises the body of a create on walletID.
 func createBody(walletID, amount string) ([]byte, error) {
 	return json.Marshal(createRequestBody{
 		ClientWalletID: walletID, Amount: amount, BankCode: createBankCode,
-		AccountNo: createAccountNo, TransferType: createTransferType, Memo: "load test",
+		AccountNo: createAccountNo, TransferType: createTransferType, AccountHolderName: "Budi Santoso", Memo: "load test",
 	})
 }
 

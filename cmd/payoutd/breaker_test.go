@@ -117,7 +117,8 @@ func TestVendorDownCreatesAnswer503AndSubmitsResume(t *testing.T) {
 	var retryAfter string // the last answer's Retry-After, under retryMu
 	create := func(key string) (int, time.Duration) {
 		body, _ := json.Marshal(map[string]string{"client_wallet_id": wallet.String(), "amount": "20000",
-			"bank_code": "bca", "account_no": "1234567890", "transfer_type": "BIFAST", "reference_id": key})
+			"bank_code": "bca", "account_no": "1234567890", "transfer_type": "BIFAST", "reference_id": key,
+			"account_holder_name": "Budi Santoso"})
 		req, _ := http.NewRequest(http.MethodPost, apiHTTP.URL+"/api/v3/disbursements", bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("x-api-key", merchant.APIKey)

@@ -54,6 +54,7 @@ func runDev(ctx context.Context, opts devOptions, stdout, stderr io.Writer, gete
 	for _, s := range sims {
 		s.configure(&cfg)
 	}
+	useDevInquiryBank(&cfg)
 	backends, err := startDevBackends(getenv)
 	if err != nil {
 		return err

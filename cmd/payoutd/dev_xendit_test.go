@@ -118,7 +118,7 @@ func TestDevSimulatedXenditPaysOverHTTP(t *testing.T) {
 		t.Fatalf("the simulator's channels with the printed key: %v %v", resp, err)
 	}
 
-	body := `{"client_wallet_id":"` + walletID + `","amount":"100000","bank_code":"bca","account_no":"1234567890","transfer_type":"BIFAST"}`
+	body := `{"client_wallet_id":"` + walletID + `","amount":"100000","bank_code":"bca","account_no":"1234567890","transfer_type":"BIFAST","account_holder_name":"Budi Santoso"}`
 	id := createDevPayout(t, base, apiKey, secret, "dev-xendit-1", body)
 	devEventually(t, base, apiKey, secret, id, "SUCCESS")
 

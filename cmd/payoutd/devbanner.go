@@ -104,14 +104,18 @@ func printPayoutRecipe(w io.Writer, base string, dw demoWallet) {
 	if bank == "" {
 		bank = "bca"
 	}
+	holder := ""
+	if dw.spec.recipeHolder != "" {
+		holder = `,"account_holder_name":"` + dw.spec.recipeHolder + `"`
+	}
 	fmt.Fprintf(w, `
 %s (same KEY and SECRET):
 
-  BODY='{"client_wallet_id":"%s","amount":"100000","bank_code":"%s","account_no":"1234567890","transfer_type":"BIFAST"}'
+  BODY='{"client_wallet_id":"%s","amount":"100000","bank_code":"%s","account_no":"1234567890","transfer_type":"BIFAST"%s}'
   T=$(date +%%s%%3N); SIG=$(printf '%%s.%%s' "$T" "$BODY" | openssl dgst -sha256 -hmac "$SECRET" | sed 's/^.*= //')
   curl -s %s/api/v3/disbursements -H "x-api-key: $KEY" -H "x-signature: t=$T,v1=$SIG" \
     -H "Idempotency-Key: $(date +%%s%%N)" -H 'Content-Type: application/json' --data-binary "$BODY"
-`, dw.spec.payoutRecipe, dw.id, bank, base)
+`, dw.spec.payoutRecipe, dw.id, bank, holder, base)
 }
 
 // railPhrases names the rails for the banner's first line: "sandbox

@@ -42,22 +42,28 @@ type demoWalletSpec struct {
 	payoutRecipe string
 	// recipeBank is the bank_code of that command (default bca).
 	recipeBank string
+	// recipeHolder, when set, is the command's account_holder_name: for a
+	// rail whose inquiry may return no name.
+	recipeHolder string
 }
 
 // devRails are the rails dev mode knows. A new simulated rail is one entry
 // here and one simulatedRail (see devsnap.go for one).
 var devRails = []devRail{
 	{name: "sandbox", phrase: "sandbox vendors", wallets: []demoWalletSpec{
-		{"Main wallet", sandbox.SimBank, "10000000", "A payout of 100000 to the sandbox account 1234567890 at BCA", ""},
-		{"E-wallet payouts", sandbox.SimWallet, "1000000", "", ""},
+		{"Main wallet", sandbox.SimBank, "10000000", "A payout of 100000 to the sandbox account 1234567890 at BCA", "", ""},
+		{"E-wallet payouts", sandbox.SimWallet, "1000000", "", "", ""},
 	}},
 	{name: "simulated-xendit", phrase: "simulated Xendit", simulate: newSimulatedXendit, maskEnv: maskXenditEnv, wallets: []demoWalletSpec{
-		{"Xendit wallet", xendit.Name, "10000000", "A payout of 100000 over the simulated Xendit rail to account 1234567890 at BCA", ""},
+		// Xendit requires the holder's name and has no inquiry of its own:
+		// with simulated SNAP beside it, SNAP's inquiry gives the name
+		// (XENDIT_INQUIRY_BANK), which wins; alone, the merchant's is sent.
+		{"Xendit wallet", xendit.Name, "10000000", "A payout of 100000 over the simulated Xendit rail to account 1234567890 at BCA", "", "Budi Santoso"},
 	}},
 	// SNAP's transfer is interbank ([MT-XFER]): the recipe pays out of
 	// BCA to an account at BRI.
 	{name: "simulated-snap", phrase: "simulated SNAP BI (BCA)", simulate: newSimulatedSnap, maskEnv: maskSnapEnv, wallets: []demoWalletSpec{
-		{"BCA (SNAP) wallet", "snap:" + devSnapBank, "10000000", "A payout of 100000 over the simulated SNAP rail (BCA) to account 1234567890 at BRI", "bri"},
+		{"BCA (SNAP) wallet", "snap:" + devSnapBank, "10000000", "A payout of 100000 over the simulated SNAP rail (BCA) to account 1234567890 at BRI", "bri", ""},
 	}},
 }
 

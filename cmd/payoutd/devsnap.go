@@ -149,3 +149,17 @@ func maskSnapEnv(getenv func(string) string) func(string) string {
 		return getenv(name)
 	}
 }
+
+// useDevInquiryBank makes the simulated SNAP bank resolve holder names for
+// the simulated Xendit rail when dev runs both, as an operator would with
+// XENDIT_INQUIRY_BANK: Xendit requires the name and cannot inquire it.
+func useDevInquiryBank(cfg *config.Config) {
+	if cfg.XenditSecretKey == "" || cfg.XenditInquiryBank != "" {
+		return
+	}
+	for _, b := range cfg.SnapBanks {
+		if b.Bank == devSnapBank {
+			cfg.XenditInquiryBank = devSnapBank
+		}
+	}
+}

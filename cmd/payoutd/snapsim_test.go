@@ -141,7 +141,7 @@ func TestVendorSimSnapServesAndNotifies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := v.Submit(ctx, vendors.Payout{Reference: "cmd-snap-ref", BankCode: "bri", AccountNo: "1234567890", TransferType: models.BIFAST, Amount: models.Rupiah(97_500)})
+	res, err := v.Submit(ctx, vendors.Payout{HolderName: "Budi Santoso", Reference: "cmd-snap-ref", BankCode: "bri", AccountNo: "1234567890", TransferType: models.BIFAST, Amount: models.Rupiah(97_500)})
 	if err != nil || res.Reference != "cmd-snap-ref" {
 		t.Fatalf("Submit = %+v, %v", res, err)
 	}

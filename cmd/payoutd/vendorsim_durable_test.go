@@ -25,7 +25,7 @@ import (
 func TestVendorSimDatabaseKeepsPayoutsAcrossRestarts(t *testing.T) {
 	t.Parallel()
 	_, dbURL := testenv.DBWithURL(t)
-	payout := vendors.Payout{Reference: "durable-ref", BankCode: "bca", AccountNo: "1234567890", TransferType: models.BIFAST, Amount: models.Rupiah(50_000)}
+	payout := vendors.Payout{HolderName: "Budi Santoso", Reference: "durable-ref", BankCode: "bca", AccountNo: "1234567890", TransferType: models.BIFAST, Amount: models.Rupiah(50_000)}
 
 	first := startVendorSim(t, map[string]string{"VENDORSIM_DATABASE_URL": dbURL})
 	if res, err := first.client.Submit(context.Background(), payout); err != nil || res.Reference != payout.Reference {
@@ -87,7 +87,7 @@ func TestVendorSimRefusesBadDurabilityAndDelaySettings(t *testing.T) {
 func TestVendorSimAnswerDelayRecordsBeforeAnswering(t *testing.T) {
 	t.Parallel()
 	sim := startVendorSim(t, map[string]string{"VENDORSIM_ANSWER_DELAY": "2s"})
-	payout := vendors.Payout{Reference: "late-ref", BankCode: "bca", AccountNo: "1234567890", TransferType: models.BIFAST, Amount: models.Rupiah(50_000)}
+	payout := vendors.Payout{HolderName: "Budi Santoso", Reference: "late-ref", BankCode: "bca", AccountNo: "1234567890", TransferType: models.BIFAST, Amount: models.Rupiah(50_000)}
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	if res, err := sim.client.Submit(ctx, payout); !errors.Is(err, vendors.ErrUnavailable) {

@@ -106,7 +106,7 @@ func TestVendorSimServesAndCallsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := c.Submit(ctx, vendors.Payout{Reference: "cmd-ref", BankCode: "gopay", AccountNo: "081234567890", TransferType: models.BIFAST, Amount: models.Rupiah(97_500)})
+	res, err := c.Submit(ctx, vendors.Payout{HolderName: "Budi Santoso", Reference: "cmd-ref", BankCode: "gopay", AccountNo: "081234567890", TransferType: models.BIFAST, Amount: models.Rupiah(97_500)})
 	if err != nil || res.Reference != "cmd-ref" {
 		t.Fatalf("Submit = %+v, %v", res, err)
 	}

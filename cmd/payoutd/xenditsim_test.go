@@ -83,7 +83,7 @@ func TestVendorSimXenditServesAndCallsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := v.Submit(ctx, vendors.Payout{Reference: "cmd-xnd-ref", BankCode: "BCA", AccountNo: "1234567890", TransferType: models.BIFAST, Amount: models.Rupiah(97_500)})
+	res, err := v.Submit(ctx, vendors.Payout{HolderName: "Budi Santoso", Reference: "cmd-xnd-ref", BankCode: "BCA", AccountNo: "1234567890", TransferType: models.BIFAST, Amount: models.Rupiah(97_500)})
 	if err != nil || res.Reference != "cmd-xnd-ref" {
 		t.Fatalf("Submit = %+v, %v", res, err)
 	}

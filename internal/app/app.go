@@ -316,8 +316,9 @@ func Acquirer(cfg config.Config) (*sandboxacquirer.Acquirer, error) {
 // VendorRegistry returns the payout vendors: the sandbox vendors over HTTP
 // when VENDORSIM_URL is set, otherwise in this process, their accepted
 // payouts kept in the database so that the api, the workers and the admin
-// CLI share them; and beside them xendit when XENDIT_SECRET_KEY is set,
-// and snap:<bank> for each bank of SNAP_BANKS.
+// CLI share them; and beside them snap:<bank> for each bank of SNAP_BANKS,
+// and xendit when XENDIT_SECRET_KEY is set, asking the SNAP bank of
+// XENDIT_INQUIRY_BANK for holder names.
 func VendorRegistry(cfg config.Config, db *gorm.DB) (vendors.Registry, error) {
 	var reg vendors.Registry
 	if cfg.VendorSimURL != "" {
@@ -329,19 +330,24 @@ func VendorRegistry(cfg config.Config, db *gorm.DB) (vendors.Registry, error) {
 	} else {
 		reg = sandbox.Registry(sandbox.Options{CompleteAfter: cfg.SandboxCompleteAfter, Store: sandbox.NewDBStore(db)})
 	}
-	if cfg.XenditSecretKey != "" {
-		x, err := xendit.New(xendit.Options{BaseURL: cfg.XenditBaseURL, SecretKey: cfg.XenditSecretKey, CallbackToken: cfg.XenditCallbackToken})
-		if err != nil {
-			return nil, err
-		}
-		reg[x.Name()] = x
-	}
+	var inquiryBank vendors.Inquirer
 	for _, b := range cfg.SnapBanks {
 		v, err := SnapVendor(b, db)
 		if err != nil {
 			return nil, err
 		}
 		reg[v.Name()] = v
+		if b.Bank == cfg.XenditInquiryBank {
+			inquiryBank = v
+		}
+	}
+	if cfg.XenditSecretKey != "" {
+		x, err := xendit.New(xendit.Options{BaseURL: cfg.XenditBaseURL, SecretKey: cfg.XenditSecretKey, CallbackToken: cfg.XenditCallbackToken,
+			Inquirer: inquiryBank})
+		if err != nil {
+			return nil, err
+		}
+		reg[x.Name()] = x
 	}
 	return reg, nil
 }

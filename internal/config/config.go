@@ -108,6 +108,12 @@ type Config struct {
 	XenditSecretKey     string
 	XenditCallbackToken string
 	XenditBaseURL       string
+	// XenditInquiryBank (XENDIT_INQUIRY_BANK) names a bank of SNAP_BANKS
+	// whose external account inquiry resolves the holder's name of a
+	// Xendit payout's recipient: Xendit's own API has no name inquiry and
+	// requires the name on every payout. Empty: merchants supply
+	// account_holder_name themselves.
+	XenditInquiryBank string
 
 	// SnapBanks are the banks reached over SNAP BI (SNAP_BANKS and each
 	// bank's SNAP_<B>_* variables, see snap.go): each adds the vendor
@@ -228,6 +234,7 @@ func Load(getenv func(string) string, base Config) (Config, error) {
 	l.vendorGuards(&c)
 	l.xendit(&c)
 	l.snap(&c)
+	l.xenditInquiryBank(&c)
 	return c, errors.Join(l.errs...)
 }
 
@@ -556,6 +563,27 @@ func (l *loader) xendit(c *Config) {
 	if err := checkXendit(c.Env, c.XenditSecretKey, c.XenditBaseURL); err != nil {
 		l.fail(err)
 	}
+}
+
+// xenditInquiryBank reads XENDIT_INQUIRY_BANK, which must name a bank
+// configured in SNAP_BANKS, and only with Xendit configured.
+func (l *loader) xenditInquiryBank(c *Config) {
+	l.str("XENDIT_INQUIRY_BANK", &c.XenditInquiryBank)
+	c.XenditInquiryBank = strings.ToLower(strings.TrimSpace(c.XenditInquiryBank))
+	if c.XenditInquiryBank == "" {
+		return
+	}
+	if c.XenditSecretKey == "" {
+		l.fail(errors.New("XENDIT_INQUIRY_BANK is set without XENDIT_SECRET_KEY: it names the SNAP bank that resolves holder names for Xendit payouts"))
+		return
+	}
+	for _, b := range c.SnapBanks {
+		if b.Bank == c.XenditInquiryBank {
+			return
+		}
+	}
+	l.fail(fmt.Errorf("XENDIT_INQUIRY_BANK=%s is not a configured SNAP bank: list it in SNAP_BANKS with its SNAP_%s_* variables, or leave XENDIT_INQUIRY_BANK empty (merchants then send account_holder_name)",
+		c.XenditInquiryBank, strings.ToUpper(c.XenditInquiryBank)))
 }
 
 // Needs says which parts of the configuration a subcommand uses.

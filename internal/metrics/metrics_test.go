@@ -28,7 +28,7 @@ func TestVendorCallsCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	payout := vendors.Payout{Reference: "ref-rejected", BankCode: "bca", AccountNo: sandbox.AccountSubmitRejected,
+	payout := vendors.Payout{HolderName: "Budi Santoso", Reference: "ref-rejected", BankCode: "bca", AccountNo: sandbox.AccountSubmitRejected,
 		TransferType: models.BIFAST, Amount: models.Rupiah(100_000)}
 	if _, err := simbank.Submit(ctx, payout); !errors.Is(err, vendors.ErrRejected) {
 		t.Fatalf("Submit = %v, want ErrRejected passed through", err)

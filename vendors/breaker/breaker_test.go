@@ -119,7 +119,7 @@ func TestBreakerOpensOnFailuresOnlyAndProbesBack(t *testing.T) {
 	// Business answers never open it, however many.
 	f.set(fmt.Errorf("%w: no", vendors.ErrRejected))
 	for range 20 {
-		if _, err := v.Submit(ctx, vendors.Payout{Reference: "r"}); !errors.Is(err, vendors.ErrRejected) {
+		if _, err := v.Submit(ctx, vendors.Payout{HolderName: "Budi Santoso", Reference: "r"}); !errors.Is(err, vendors.ErrRejected) {
 			t.Fatalf("submit: %v, want the rejection", err)
 		}
 	}
@@ -154,7 +154,10 @@ func TestBreakerOpensOnFailuresOnlyAndProbesBack(t *testing.T) {
 	// Open: refused at once, never reaching the vendor.
 	before := f.calls.Load()
 	for _, call := range []func() error{
-		func() error { _, err := v.Submit(ctx, vendors.Payout{Reference: "r"}); return err },
+		func() error {
+			_, err := v.Submit(ctx, vendors.Payout{HolderName: "Budi Santoso", Reference: "r"})
+			return err
+		},
 		func() error { _, err := v.Inquire(ctx, vendors.InquiryRequest{}); return err },
 		func() error { _, err := v.Status(ctx, "r"); return err },
 		func() error { _, err := v.Banks(ctx); return err },

@@ -26,7 +26,8 @@ const (
 	SimWallet = "simwallet"
 )
 
-// Magic account numbers (DESIGN.md, "Sandbox vendors").
+// Magic account numbers: the outcomes merchants test against (README,
+// "Sandbox account numbers").
 const (
 	AccountInactive        = "1000000001"
 	AccountUnresolved      = "1000000002"
@@ -38,6 +39,10 @@ const (
 	// AccountReturnedLater is paid (SUCCESS after CompleteAfter) and then
 	// returned by the bank (RETURNED after CompleteAfter more).
 	AccountReturnedLater = "1000000008"
+	// AccountNameUnknown resolves without a holder name, as an account of a
+	// rail whose inquiry does not return one: a quote or create must then
+	// carry account_holder_name.
+	AccountNameUnknown = "1000000009"
 )
 
 // ReturnReason is the reason a sandbox payout is returned with.
@@ -163,6 +168,8 @@ func (v *Vendor) Inquire(_ context.Context, req vendors.InquiryRequest) (vendors
 		return vendors.Account{}, vendors.ErrAccountNotResolved
 	case AccountInquiryDown:
 		return vendors.Account{}, vendors.ErrUnavailable
+	case AccountNameUnknown:
+		return vendors.Account{}, nil
 	}
 	return vendors.Account{HolderName: "SANDBOX " + account[len(account)-4:]}, nil
 }
@@ -224,6 +231,10 @@ func (v *Vendor) accept(p vendors.Payout) (vendors.Payout, error) {
 	bank, ok := vendors.FindBank(v.banks, p.BankCode)
 	if !ok || !bank.SupportsTransfer(p.TransferType) {
 		return p, fmt.Errorf("%w: %s does not support %s to %s", vendors.ErrRejected, v.name, p.TransferType, p.BankCode)
+	}
+	if strings.TrimSpace(p.HolderName) == "" {
+		// As every real rail does: the transfer names its recipient.
+		return p, fmt.Errorf("%w: %w", vendors.ErrRejected, vendors.ErrNoHolderName)
 	}
 	if p.AccountNo == AccountSubmitRejected {
 		return p, fmt.Errorf("%w: recipient account closed", vendors.ErrRejected)

@@ -72,7 +72,7 @@ func TestRegistryHasBothVendors(t *testing.T) {
 }
 
 func payout(ref, account string) vendors.Payout {
-	return vendors.Payout{Reference: ref, BankCode: "bca", AccountNo: account, TransferType: models.BIFAST, Amount: models.Rupiah(97_500)}
+	return vendors.Payout{HolderName: "Budi Santoso", Reference: ref, BankCode: "bca", AccountNo: account, TransferType: models.BIFAST, Amount: models.Rupiah(97_500)}
 }
 
 func paidCount(t *testing.T, v *sandbox.Vendor, ref string) int {

@@ -170,8 +170,10 @@ func (v *Vendor) Inquire(ctx context.Context, req vendors.InquiryRequest) (vendo
 func validAccount(s string) bool { return len(s) >= 4 && len(s) <= 34 && allDigits(s) }
 
 // Submit implements vendors.Vendor with the interbank transfer. The
-// beneficiaryAccountName the transfer requires ([MT-XFER]) comes from an
-// account inquiry made first. An answer that does not settle the outcome
+// beneficiaryAccountName the transfer requires ([MT-XFER]) is the payout's
+// holder name, which the service took from this bank's inquiry at the
+// create; a payout without one (made before payouts carried it) gets it
+// from an account inquiry made first. An answer that does not settle the outcome
 // (network error, timeout, 5xx, unknown code) is ErrUnavailable; a
 // duplicate (409xx00, 409xx01) is answered by a status inquiry.
 func (v *Vendor) Submit(ctx context.Context, p vendors.Payout) (vendors.PayoutResult, error) {
@@ -190,12 +192,16 @@ func (v *Vendor) Submit(ctx context.Context, p vendors.Payout) (vendors.PayoutRe
 	if !validAccount(account) {
 		return vendors.PayoutResult{}, fmt.Errorf("%w: %w", vendors.ErrRejected, vendors.ErrAccountNotResolved)
 	}
-	holder, err := v.Inquire(ctx, vendors.InquiryRequest{BankCode: bank.Code, AccountNo: account, TransferType: p.TransferType})
-	switch {
-	case errors.Is(err, vendors.ErrAccountInactive), errors.Is(err, vendors.ErrAccountNotResolved):
-		return vendors.PayoutResult{}, fmt.Errorf("%w: %w", vendors.ErrRejected, err)
-	case err != nil:
-		return vendors.PayoutResult{}, err // unavailable: nothing was sent
+	holder := vendors.Account{HolderName: p.HolderName}
+	if holder.HolderName == "" {
+		var err error
+		holder, err = v.Inquire(ctx, vendors.InquiryRequest{BankCode: bank.Code, AccountNo: account, TransferType: p.TransferType})
+		switch {
+		case errors.Is(err, vendors.ErrAccountInactive), errors.Is(err, vendors.ErrAccountNotResolved):
+			return vendors.PayoutResult{}, fmt.Errorf("%w: %w", vendors.ErrRejected, err)
+		case err != nil:
+			return vendors.PayoutResult{}, err // unavailable: nothing was sent
+		}
 	}
 	t := Transfer{Reference: p.Reference, ExternalID: TransferExternalID(p.Reference), Date: Timestamp(v.o.Now())}
 	if old, ok, err := v.o.Store.Get(ctx, p.Reference); err == nil && ok {

@@ -154,7 +154,7 @@ func (c *Client) Submit(ctx context.Context, p vendors.Payout) (vendors.PayoutRe
 	var resp payoutResponse
 	body := payoutRequest{
 		Reference: p.Reference, BankCode: p.BankCode, AccountNo: p.AccountNo,
-		TransferType: string(p.TransferType), Amount: p.Amount.String(),
+		TransferType: string(p.TransferType), Amount: p.Amount.String(), HolderName: p.HolderName,
 	}
 	if err := c.call(ctx, http.MethodPost, "/payouts", body, &resp, 1); err != nil {
 		return vendors.PayoutResult{}, err

@@ -23,7 +23,7 @@ import (
 func TestRedirectsAreNotFollowed(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	p := vendors.Payout{Reference: "r", BankCode: "bca", AccountNo: "1234567890", TransferType: models.BIFAST, Amount: models.Rupiah(97_500)}
+	p := vendors.Payout{HolderName: "Budi Santoso", Reference: "r", BankCode: "bca", AccountNo: "1234567890", TransferType: models.BIFAST, Amount: models.Rupiah(97_500)}
 	forged := func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"reference":"r","status":"SUCCESS","failure_reason":"","submit_calls":1}`)
 	}

@@ -208,7 +208,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, v *sandbox.Vendo
 	}
 	res, err := v.Submit(r.Context(), vendors.Payout{
 		Reference: req.Reference, BankCode: req.BankCode, AccountNo: req.AccountNo,
-		TransferType: models.TransferType(req.TransferType), Amount: amount,
+		TransferType: models.TransferType(req.TransferType), Amount: amount, HolderName: req.HolderName,
 	})
 	if errors.Is(err, sandbox.ErrAnswerLost) {
 		// Accepted and recorded, but the caller never hears so.

@@ -108,7 +108,7 @@ func TestLostAnswerThenStatusShowsItAccepted(t *testing.T) {
 	p := pairOver(t, sandbox.Options{CompleteAfter: time.Hour})
 	c := p.SimBank.(*vendorsim.Client)
 	ctx := context.Background()
-	_, err := c.Submit(ctx, vendors.Payout{Reference: "lost", BankCode: "bca", AccountNo: sandbox.AccountFirstSubmitLost, TransferType: models.BIFAST, Amount: models.Rupiah(97_500)})
+	_, err := c.Submit(ctx, vendors.Payout{HolderName: "Budi Santoso", Reference: "lost", BankCode: "bca", AccountNo: sandbox.AccountFirstSubmitLost, TransferType: models.BIFAST, Amount: models.Rupiah(97_500)})
 	if !errors.Is(err, vendors.ErrUnavailable) || errors.Is(err, vendors.ErrRejected) {
 		t.Fatalf("Submit = %v, want ErrUnavailable only", err)
 	}
@@ -129,7 +129,7 @@ func TestWrongSecretIsRefused(t *testing.T) {
 		if _, err := c.Banks(context.Background()); !errors.Is(err, vendorsim.ErrUnauthorized) {
 			t.Errorf("Banks with secret %q: %v, want ErrUnauthorized", wrong, err)
 		}
-		_, err := c.Submit(context.Background(), vendors.Payout{Reference: "r", BankCode: "bca", AccountNo: "1234567890", TransferType: models.BIFAST, Amount: 1})
+		_, err := c.Submit(context.Background(), vendors.Payout{HolderName: "Budi Santoso", Reference: "r", BankCode: "bca", AccountNo: "1234567890", TransferType: models.BIFAST, Amount: 1})
 		if !errors.Is(err, vendorsim.ErrUnauthorized) || errors.Is(err, vendors.ErrUnavailable) {
 			t.Errorf("Submit with secret %q: %v, want ErrUnauthorized", wrong, err)
 		}
@@ -166,7 +166,7 @@ func TestWireFormat(t *testing.T) {
 	t.Parallel()
 	_, ts := startServer(t, vendorsim.ServerOptions{Sandbox: sandbox.Options{CompleteAfter: time.Hour}})
 	payout := func(ref, account, amount string) string {
-		return `{"reference":"` + ref + `","bank_code":"bca","account_no":"` + account + `","transfer_type":"BIFAST","amount":"` + amount + `"}`
+		return `{"reference":"` + ref + `","bank_code":"bca","account_no":"` + account + `","transfer_type":"BIFAST","amount":"` + amount + `","holder_name":"Budi Santoso"}`
 	}
 	tests := []struct {
 		name, method, path, body string
@@ -241,7 +241,7 @@ func (f *fakeVendor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func TestSubmitIsNeverRetriedReadsAre(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	p := vendors.Payout{Reference: "r", BankCode: "bca", AccountNo: "1234567890", TransferType: models.BIFAST, Amount: models.Rupiah(97_500)}
+	p := vendors.Payout{HolderName: "Budi Santoso", Reference: "r", BankCode: "bca", AccountNo: "1234567890", TransferType: models.BIFAST, Amount: models.Rupiah(97_500)}
 	pending := `{"reference":"r","status":"PENDING","failure_reason":"","submit_calls":1}`
 
 	t.Run("5xx", func(t *testing.T) {
@@ -429,7 +429,7 @@ func TestCallbacks(t *testing.T) {
 	wallet := newClient(t, ts.URL, sandbox.SimWallet, secrets, clientOpts)
 	submit := func(c *vendorsim.Client, ref, code, account string) {
 		t.Helper()
-		_, err := c.Submit(ctx, vendors.Payout{Reference: ref, BankCode: code, AccountNo: account, TransferType: models.BIFAST, Amount: models.Rupiah(97_500)})
+		_, err := c.Submit(ctx, vendors.Payout{HolderName: "Budi Santoso", Reference: ref, BankCode: code, AccountNo: account, TransferType: models.BIFAST, Amount: models.Rupiah(97_500)})
 		if err != nil && account != sandbox.AccountFirstSubmitLost {
 			t.Fatalf("Submit %s: %v", ref, err)
 		}
@@ -628,7 +628,7 @@ func TestCallbackRetriedUntilAccepted(t *testing.T) {
 	})
 	runLoop(t, srv)
 	c := newClient(t, ts.URL, sandbox.SimBank, secrets, clientOpts)
-	if _, err := c.Submit(context.Background(), vendors.Payout{Reference: "r", BankCode: "bca", AccountNo: sandbox.AccountStaysRequested, TransferType: models.BIFAST, Amount: 1}); err != nil {
+	if _, err := c.Submit(context.Background(), vendors.Payout{HolderName: "Budi Santoso", Reference: "r", BankCode: "bca", AccountNo: sandbox.AccountStaysRequested, TransferType: models.BIFAST, Amount: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Complete(context.Background(), "r", vendors.PayoutSuccess, ""); err != nil {
@@ -663,7 +663,7 @@ func TestCallbackGivesUpAfterMaxAttempts(t *testing.T) {
 	})
 	runLoop(t, srv)
 	c := newClient(t, ts.URL, sandbox.SimBank, secrets, clientOpts)
-	if _, err := c.Submit(context.Background(), vendors.Payout{Reference: "r", BankCode: "bca", AccountNo: sandbox.AccountStaysRequested, TransferType: models.BIFAST, Amount: 1}); err != nil {
+	if _, err := c.Submit(context.Background(), vendors.Payout{HolderName: "Budi Santoso", Reference: "r", BankCode: "bca", AccountNo: sandbox.AccountStaysRequested, TransferType: models.BIFAST, Amount: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Complete(context.Background(), "r", vendors.PayoutFailed, "x"); err != nil {

@@ -8,7 +8,7 @@
 //
 //	GET  banks                        → {"banks":[{"code","name","swift","e_wallet","transfer_types"}]}
 //	POST inquiries                    {"bank_code","account_no","transfer_type"} → {"holder_name"}
-//	POST payouts                      {"reference","bank_code","account_no","transfer_type","amount"} → payout
+//	POST payouts                      {"reference","bank_code","account_no","transfer_type","amount","holder_name"} → payout
 //	GET  payouts/{reference}          → payout
 //	POST payouts/{reference}/complete {"status","reason"} → payout
 //
@@ -73,6 +73,7 @@ type payoutRequest struct {
 	AccountNo    string `json:"account_no"`
 	TransferType string `json:"transfer_type"`
 	Amount       string `json:"amount"`
+	HolderName   string `json:"holder_name"`
 }
 
 type payoutResponse struct {

@@ -104,7 +104,7 @@ func Run(t *testing.T, setup Setup) {
 }
 
 func submit(s Subject, ref, account string) (vendors.PayoutResult, error) {
-	return s.Vendor.Submit(context.Background(), vendors.Payout{Reference: ref, BankCode: s.Bank, AccountNo: account,
+	return s.Vendor.Submit(context.Background(), vendors.Payout{HolderName: "Budi Santoso", Reference: ref, BankCode: s.Bank, AccountNo: account,
 		TransferType: models.BIFAST, Amount: models.Rupiah(amount)})
 }
 

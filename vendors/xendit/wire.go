@@ -24,10 +24,11 @@ type createPayoutRequest struct {
 	Currency          string            `json:"currency"`
 }
 
-// channelProperties of a bank or e-wallet destination. account_number is
-// required; account_holder_name is optional ("Registered account name",
-// nullable in the SDK's DigitalPayoutChannelProperties) and omitted here:
-// vendors.Payout does not carry the holder name.
+// channelProperties of a bank or e-wallet destination. Both fields are
+// Required by the current API reference (account_holder_name: "Needs to
+// match the registered account name exactly", 1 to 100 characters), though
+// an older SDK's DigitalPayoutChannelProperties marks the name nullable:
+// the API refuses a create without it.
 //
 // Source: "Create Payout" API reference, https://docs.xendit.co/apidocs/create-payout.
 type channelProperties struct {

@@ -24,17 +24,27 @@
 //     number of whole rupiah computed from models.Amount with integer
 //     arithmetic; a fractional amount is rejected before any call
 //     (ErrFractionalAmount, wrapped in vendors.ErrRejected).
-//   - Holder name: channel_properties.account_holder_name is optional in v2
-//     and vendors.Payout does not carry it: it is not sent.
+//   - Holder name: channel_properties.account_holder_name is Required by
+//     the current API reference ("Create a Payout",
+//     https://docs.xendit.co/apidocs/create-payout: "Name of account holder
+//     as per the bank or E-Wallet's records. Needs to match the registered
+//     account name exactly", 1 to 100 characters; an older generated SDK
+//     marks it optional, and the API refuses a create without it). Every
+//     create sends vendors.Payout.HolderName exactly; a payout without one
+//     is refused before any call (vendors.ErrNoHolderName).
 //   - Inquiry: Payouts v2 has no real-time account inquiry. Xendit's older
 //     "Name Validator" (https://xendit.github.io/xendit-kb/name-validator/)
 //     is asynchronous (PENDING, then a callback), charged per request and
 //     outside the Payouts API, so Inquire does not call Xendit: it checks
 //     that the bank is on Xendit's channel list and that the account number
-//     has the documented shape (digits; e-wallets: a local mobile number),
-//     and answers the account with the holder name unknown (""). An
-//     inactive or closed account is then learnt at payout time (a FAILED
-//     payout or a RECIPIENT_ACCOUNT_NUMBER_ERROR rejection).
+//     has the documented shape (digits; e-wallets: a local mobile number).
+//     The holder's name then comes from Options.Inquirer when one is set (a
+//     SNAP bank's external account inquiry returns the registered name);
+//     without one, or for an account the inquirer does not reach (an
+//     e-wallet), it is unknown ("") and the merchant must supply it. An
+//     inactive or closed account the inquirer cannot see is learnt at
+//     payout time (a FAILED payout or a RECIPIENT_ACCOUNT_NUMBER_ERROR
+//     rejection).
 //   - Callbacks carry no timestamp and Xendit retries them for 24 hours, so
 //     ParseCallback checks the x-callback-token only (no 5-minute window);
 //     callers confirm the result with Status before applying it.
@@ -57,6 +67,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/vendors"
@@ -123,6 +134,9 @@ type Options struct {
 	// Description, when set, is sent with every payout (the recipient may
 	// see it on the bank statement).
 	Description string
+	// Inquirer, when set, resolves the holder's name for Inquire (a SNAP
+	// bank's external account inquiry); nil: names are never inquired.
+	Inquirer vendors.Inquirer
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -137,6 +151,7 @@ type Vendor struct {
 	backoff     time.Duration
 	ttl         time.Duration
 	description string
+	inquirer    vendors.Inquirer
 	now         func() time.Time
 
 	mu       sync.Mutex
@@ -185,7 +200,7 @@ func New(o Options) (*Vendor, error) {
 	return &Vendor{
 		base: strings.TrimRight(o.BaseURL, "/"), secret: o.SecretKey, token: o.CallbackToken,
 		http: o.HTTPClient, timeout: o.Timeout, backoff: o.RetryBackoff, ttl: o.ChannelsTTL,
-		description: o.Description, now: o.Now,
+		description: o.Description, inquirer: o.Inquirer, now: o.Now,
 	}, nil
 }
 
@@ -263,7 +278,8 @@ func (v *Vendor) cachedBanks(ctx context.Context) ([]vendors.Bank, error) {
 
 // Inquire implements vendors.Vendor without calling Xendit (see the package
 // comment): the bank must be on the channel list and the account number
-// well formed; the holder name is unknown ("").
+// well formed; the holder name is the inquirer's, or unknown ("") without
+// one or for an account it does not reach.
 func (v *Vendor) Inquire(ctx context.Context, req vendors.InquiryRequest) (vendors.Account, error) {
 	banks, err := v.cachedBanks(ctx)
 	if err != nil {
@@ -276,7 +292,15 @@ func (v *Vendor) Inquire(ctx context.Context, req vendors.InquiryRequest) (vendo
 	if !ValidAccountNumber(bank.EWallet, strings.TrimSpace(req.AccountNo)) {
 		return vendors.Account{}, vendors.ErrAccountNotResolved
 	}
-	return vendors.Account{}, nil
+	if v.inquirer == nil {
+		return vendors.Account{}, nil
+	}
+	acc, err := v.inquirer.Inquire(ctx, req)
+	if errors.Is(err, vendors.ErrUnsupportedBank) {
+		// Xendit pays it; the inquiry bank does not reach it.
+		return vendors.Account{}, nil
+	}
+	return acc, err
 }
 
 // ValidAccountNumber reports whether account has the shape Xendit's
@@ -327,9 +351,12 @@ func (v *Vendor) payoutRequest(p vendors.Payout) (createPayoutRequest, error) {
 	if err != nil {
 		return createPayoutRequest{}, err
 	}
+	if p.HolderName == "" || utf8.RuneCountInString(p.HolderName) > vendors.MaxHolderNameLength {
+		return createPayoutRequest{}, fmt.Errorf("%w: %w (account_holder_name takes 1 to %d characters)", vendors.ErrRejected, vendors.ErrNoHolderName, vendors.MaxHolderNameLength)
+	}
 	return createPayoutRequest{
 		ReferenceID: p.Reference, ChannelCode: ch,
-		ChannelProperties: channelProperties{AccountNumber: strings.TrimSpace(p.AccountNo)},
+		ChannelProperties: channelProperties{AccountNumber: strings.TrimSpace(p.AccountNo), AccountHolderName: p.HolderName},
 		Amount:            amount, Description: v.description, Currency: "IDR",
 	}, nil
 }

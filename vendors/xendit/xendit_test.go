@@ -85,7 +85,7 @@ func newVendor(t *testing.T, base, key string, c *sandboxtest.Clock) *xendit.Ven
 }
 
 func payout(ref, code, account string, amount models.Amount) vendors.Payout {
-	return vendors.Payout{Reference: ref, BankCode: code, AccountNo: account, TransferType: models.BIFAST, Amount: amount}
+	return vendors.Payout{HolderName: "Budi Santoso", Reference: ref, BankCode: code, AccountNo: account, TransferType: models.BIFAST, Amount: amount}
 }
 
 func (e *env) submit(ref, account string) (vendors.PayoutResult, error) {
@@ -236,8 +236,8 @@ func TestSubmitRejections(t *testing.T) {
 		{"fraction of a rupiah", payout("r2", "bca", "1234567890", models.Rupiah(97_500)+1), xendit.ErrFractionalAmount, "", false},
 		{"half a rupiah", payout("r3", "bca", "1234567890", models.Rupiah(1)/2), xendit.ErrFractionalAmount, "", false},
 		{"zero", payout("r4", "bca", "1234567890", 0), nil, "", false},
-		{"RTOL to an e-wallet", vendors.Payout{Reference: "r5", BankCode: "dana", AccountNo: "081234567890", TransferType: models.RTOL, Amount: models.Rupiah(97_500)}, nil, "", false},
-		{"unknown transfer type", vendors.Payout{Reference: "r6", BankCode: "bca", AccountNo: "1234567890", TransferType: "SKN", Amount: models.Rupiah(97_500)}, nil, "", false},
+		{"RTOL to an e-wallet", vendors.Payout{HolderName: "Budi Santoso", Reference: "r5", BankCode: "dana", AccountNo: "081234567890", TransferType: models.RTOL, Amount: models.Rupiah(97_500)}, nil, "", false},
+		{"unknown transfer type", vendors.Payout{HolderName: "Budi Santoso", Reference: "r6", BankCode: "bca", AccountNo: "1234567890", TransferType: "SKN", Amount: models.Rupiah(97_500)}, nil, "", false},
 		{"closed account", payout("r7", "bca", sandbox.AccountSubmitRejected, models.Rupiah(97_500)), nil, xendit.CodeRecipientAccountNumber, true},
 		{"letters in the account", payout("r8", "bca", "12345abcde", models.Rupiah(97_500)), nil, xendit.CodeRecipientAccountNumber, true},
 		{"e-wallet not a phone number", payout("r9", "gopay", "6281234567890", models.Rupiah(97_500)), nil, xendit.CodeRecipientAccountNumber, true},
@@ -570,6 +570,64 @@ func TestInquireIsLocal(t *testing.T) {
 		if err == nil && acc.HolderName != "" {
 			t.Errorf("Inquire(%s, %q) invented a holder name %q", tt.code, tt.account, acc.HolderName)
 		}
+	}
+}
+
+// With an inquiry bank, Inquire answers that bank's name for the accounts
+// it reaches, its refusals as they are, and no name for an account it
+// does not reach (Xendit pays it; the merchant supplies the name). A
+// malformed account is refused before the bank is asked.
+func TestInquireAsksTheInquiryBank(t *testing.T) {
+	e := newEnv(t)
+	bank := sandbox.NewSimBank(sandbox.Options{}) // lists banks only: no e-wallets
+	counting := &countingInquirer{next: bank}
+	v, err := xendit.New(xendit.Options{BaseURL: e.url, SecretKey: secretKey, CallbackToken: callbackToken,
+		RetryBackoff: time.Millisecond, Now: e.clock.Now, Inquirer: counting})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		code, account string
+		name          string
+		want          error
+	}{
+		{"bca", "1234567890", "SANDBOX 7890", nil},
+		{"bca", sandbox.AccountInactive, "", vendors.ErrAccountInactive},
+		{"bca", sandbox.AccountInquiryDown, "", vendors.ErrUnavailable},
+		{"dana", "081234567890", "", nil},
+		{"bca", "12345abcde", "", vendors.ErrAccountNotResolved},
+	}
+	for _, tt := range tests {
+		acc, err := v.Inquire(context.Background(), vendors.InquiryRequest{BankCode: tt.code, AccountNo: tt.account, TransferType: models.BIFAST})
+		if !errors.Is(err, tt.want) || (err == nil) != (tt.want == nil) || acc.HolderName != tt.name {
+			t.Errorf("Inquire(%s, %q) = %+v, %v; want %q, %v", tt.code, tt.account, acc, err, tt.name, tt.want)
+		}
+	}
+	if counting.calls != 4 {
+		t.Errorf("the inquiry bank was asked %d times, want 4 (never for a malformed account)", counting.calls)
+	}
+}
+
+type countingInquirer struct {
+	next  vendors.Inquirer
+	calls int
+}
+
+func (c *countingInquirer) Inquire(ctx context.Context, req vendors.InquiryRequest) (vendors.Account, error) {
+	c.calls++
+	return c.next.Inquire(ctx, req)
+}
+
+// A payout without a holder name never reaches Xendit, which would refuse it.
+func TestSubmitWithoutAHolderNameIsRejectedBeforeTheCall(t *testing.T) {
+	e := newEnv(t)
+	p := payout("no-name", "bca", "1234567890", models.Rupiah(97_500))
+	p.HolderName = ""
+	if _, err := e.v.Submit(context.Background(), p); !errors.Is(err, vendors.ErrRejected) || !errors.Is(err, vendors.ErrNoHolderName) {
+		t.Fatalf("Submit without a name = %v, want ErrRejected with ErrNoHolderName", err)
+	}
+	if n := e.sim.SubmitCalls("no-name"); n != 0 {
+		t.Errorf("Xendit was called %d times", n)
 	}
 }
 

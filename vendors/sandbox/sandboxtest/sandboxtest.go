@@ -238,7 +238,7 @@ func testInquire(t *testing.T, p Pair, _ *Clock) {
 
 // Submit submits a payout of amount to account at code.
 func Submit(v vendors.Vendor, ref, code, account string, tt models.TransferType, amount models.Amount) (vendors.PayoutResult, error) {
-	return v.Submit(context.Background(), vendors.Payout{
+	return v.Submit(context.Background(), vendors.Payout{HolderName: "Budi Santoso",
 		Reference: ref, BankCode: code, AccountNo: account, TransferType: tt, Amount: amount,
 	})
 }
