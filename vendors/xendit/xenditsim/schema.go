@@ -124,6 +124,11 @@ func (s *Server) validateRequest(w http.ResponseWriter, r *http.Request) *apiErr
 	}
 	if route.Operation.RequestBody != nil {
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		if r.Header.Get("Content-Type") == "" {
+			// Read as JSON: the integration guide's own example sets no
+			// Content-Type. Another type is refused.
+			r.Header.Set("Content-Type", "application/json")
+		}
 	}
 	in := &openapi3filter.RequestValidationInput{Request: r, PathParams: params, Route: route, Options: &filterOptions}
 	if err := openapi3filter.ValidateRequest(r.Context(), in); err != nil {

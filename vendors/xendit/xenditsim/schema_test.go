@@ -276,6 +276,9 @@ func TestCreateHeaders(t *testing.T) {
 	wantRefusal(t, a, "API_VALIDATION_ERROR", "Idempotency-key")
 	a = do(t, ts, http.MethodPost, "/v2/payouts", raw, map[string]string{"Idempotency-key": "k", "Content-Type": "text/plain"})
 	wantRefusal(t, a, "INVALID_JSON_FORMAT", "")
+	if a := do(t, ts, http.MethodPost, "/v2/payouts", raw, map[string]string{"Idempotency-key": "no-type", "Content-Type": ""}); a.status != http.StatusOK {
+		t.Errorf("no Content-Type (the guide's example sets none): HTTP %d %s", a.status, a.raw)
+	}
 	a = do(t, ts, http.MethodPost, "/v2/payouts", []byte(`{"reference_id":`), map[string]string{"Idempotency-key": "k"})
 	wantRefusal(t, a, "INVALID_JSON_FORMAT", "")
 	a = do(t, ts, http.MethodPost, "/v2/payouts", bytes.Repeat([]byte(" "), 65<<10), map[string]string{"Idempotency-key": "k"})
