@@ -4,11 +4,16 @@
 // two to the documents rather than to each other.
 //
 // It enforces: basic auth with the secret key as username and an empty
-// password (401 INVALID_API_KEY otherwise); a required Idempotency-key of
-// at most 100 characters on create; same key + same body → the first
-// payout object again, same key + different body → 409 DUPLICATE_ERROR;
-// request validation with Xendit's error codes (INVALID_JSON_FORMAT,
-// API_VALIDATION_ERROR, CHANNEL_CODE_NOT_SUPPORTED_ERROR,
+// password (401 INVALID_API_KEY otherwise); every request held to an
+// OpenAPI document written from Xendit's API reference
+// (schema/xendit-payouts-v2.yaml: required fields such as
+// channel_properties.account_holder_name, types, lengths, enums, the
+// Idempotency-key header), a breach answered 400 API_VALIDATION_ERROR
+// naming the field, a request the document does not describe 404; same
+// key + same body → the first payout object again, same key + different
+// body → 409 DUPLICATE_ERROR; the documented rules the document cannot
+// express, with Xendit's error codes (INVALID_JSON_FORMAT for a body that
+// is not JSON or has an unknown field, CHANNEL_CODE_NOT_SUPPORTED_ERROR,
 // RECIPIENT_ACCOUNT_NUMBER_ERROR, RECIPIENT_AMOUNT_ERROR,
 // MAXIMUM_TRANSFER_LIMIT_ERROR); IDR amounts as integers; reference_id is
 // not required to be unique (as documented) and get by reference_id
@@ -39,6 +44,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/payoutd/payoutd/vendors/sandbox"
 )
@@ -87,6 +93,7 @@ type Server struct {
 	client                                 *http.Client
 	log                                    *slog.Logger
 	mux                                    *http.ServeMux
+	schema                                 *schema
 
 	mu      sync.Mutex
 	payouts map[string]*payout // by id
@@ -133,10 +140,14 @@ func New(o Options) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	sc, err := loadSchema()
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{
 		secret: o.SecretKey, token: o.CallbackToken, callbackURL: o.CallbackURL, businessID: o.BusinessID,
 		completeAfter: o.CompleteAfter, now: o.Now, client: o.HTTPClient, log: o.Logger,
-		mux: http.NewServeMux(), payouts: map[string]*payout{}, keys: map[string]*keyUse{},
+		mux: http.NewServeMux(), schema: sc, payouts: map[string]*payout{}, keys: map[string]*keyUse{},
 	}
 	s.mux.HandleFunc("POST /v2/payouts", s.create)
 	s.mux.HandleFunc("GET /v2/payouts", s.byReference)
@@ -164,6 +175,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusUnauthorized, map[string]string{"error_code": "INVALID_API_KEY", "error_message": "API key format is invalid"})
 		return
 	}
+	// Always on: a request the document refuses never reaches a handler.
+	if e := s.validateRequest(w, r); e != nil {
+		writeError(w, e.status, e.code, e.message)
+		return
+	}
 	s.mux.ServeHTTP(w, r)
 }
 
@@ -182,9 +198,9 @@ type createRequest struct {
 }
 
 type chanProps struct {
-	AccountNumber     string  `json:"account_number"`
-	AccountHolderName *string `json:"account_holder_name,omitempty"`
-	AccountType       string  `json:"account_type,omitempty"`
+	AccountNumber     string `json:"account_number"`
+	AccountHolderName string `json:"account_holder_name"` // required by the schema
+	AccountType       string `json:"account_type,omitempty"`
 }
 
 // payoutJSON is the Payout object ("Get payout by ID",
@@ -207,32 +223,33 @@ type payoutJSON struct {
 	Metadata             json.RawMessage `json:"metadata,omitempty"`
 }
 
+// errorJSON is an error answer. The API reference's examples name the text
+// error_message (https://docs.xendit.co/apidocs/create-payout); Xendit's
+// SDK Error model names it message
+// (https://github.com/xendit/xendit-go/blob/master/docs/payout/Error.md).
+// Both carry it, so a client reading either finds it.
 type errorJSON struct {
-	ErrorCode string `json:"error_code"`
-	Message   string `json:"message"`
+	ErrorCode    string `json:"error_code"`
+	Message      string `json:"message"`
+	ErrorMessage string `json:"error_message"`
 }
 
 const maxBody = 64 << 10
 
 var integer = regexp.MustCompile(`^[1-9][0-9]{0,14}$`)
 
+// create serves POST /v2/payouts; the schema has checked the
+// Idempotency-key and the body's fields.
 func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	key := r.Header.Get("Idempotency-key")
-	if key == "" || len(key) > 100 {
-		writeError(w, http.StatusBadRequest, "API_VALIDATION_ERROR", "Idempotency-key header is required and must be at most 100 characters")
-		return
-	}
 	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "INVALID_JSON_FORMAT", "Request body is too large or unreadable")
+		writeError(w, http.StatusBadRequest, "INVALID_JSON_FORMAT", msgTooLarge)
 		return
 	}
-	var req createRequest
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	dec.UseNumber()
-	if err := dec.Decode(&req); err != nil || dec.More() {
-		writeError(w, http.StatusBadRequest, "INVALID_JSON_FORMAT", "Request body is not valid JSON or has unknown fields")
+	req, e := decodeCreate(raw)
+	if e != nil {
+		writeError(w, e.status, e.code, e.message)
 		return
 	}
 	if code, msg := s.validate(req); code != "" {
@@ -287,21 +304,38 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, obj)
 }
 
-// validate checks a create as Xendit's front door does; it returns an error
-// code and message, or "".
-func (s *Server) validate(req createRequest) (string, string) {
-	switch {
-	case req.ReferenceID == "" || len(req.ReferenceID) > 255:
-		return "API_VALIDATION_ERROR", "reference_id is required and must be 1 to 255 characters"
-	case req.ChannelCode == "":
-		return "API_VALIDATION_ERROR", "channel_code is required"
-	case req.ChannelProperties == nil || req.ChannelProperties.AccountNumber == "":
-		return "API_VALIDATION_ERROR", "channel_properties.account_number is required"
-	case req.Currency == "":
-		return "API_VALIDATION_ERROR", "currency is required"
-	case len(req.Amount) == 0 || string(req.Amount) == "null":
-		return "API_VALIDATION_ERROR", "amount is required"
+// decodeCreate reads a create body the schema has passed, refusing what
+// the schema leaves open or cannot say: a field it does not name, trailing
+// data (INVALID_JSON_FORMAT, as before the schema) and a metadata key
+// longer than the documented 40 characters ("key names up to 40
+// characters", https://docs.xendit.co/apidocs/create-payout).
+func decodeCreate(raw []byte) (createRequest, *apiError) {
+	var req createRequest
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	if err := dec.Decode(&req); err != nil || dec.More() {
+		return req, &apiError{status: http.StatusBadRequest, code: "INVALID_JSON_FORMAT", message: msgNotJSON}
 	}
+	if req.ChannelProperties == nil {
+		// Refused by the schema first; checked so no body can panic here.
+		return req, validationError(`Should have required property "channel_properties"`)
+	}
+	var meta map[string]json.RawMessage
+	if json.Unmarshal(req.Metadata, &meta) == nil {
+		for k := range meta {
+			if utf8.RuneCountInString(k) > 40 {
+				return req, validationError(`"metadata" keys should be at most 40 characters long`)
+			}
+		}
+	}
+	return req, nil
+}
+
+// validate checks what a valid create can still break at Xendit: the
+// channel, the amount's form and limits, the account number; it returns an
+// error code and message, or "".
+func (s *Server) validate(req createRequest) (string, string) {
 	ch, ok := channelByCode(req.ChannelCode)
 	if !ok || ch.Currency != req.Currency {
 		return "CHANNEL_CODE_NOT_SUPPORTED_ERROR", "Channel code is not supported for this currency"
@@ -404,12 +438,9 @@ func (s *Server) current(p *payout, now time.Time) payoutJSON {
 // matching Payout Object if a valid reference_id was provided. Returns an
 // empty array if there is no payout corresponding to the reference_id"
 // ("Get all payouts by reference id", https://docs.xendit.co/apidocs/get-all-payouts).
+// The schema has checked reference_id (1 to 255 characters).
 func (s *Server) byReference(w http.ResponseWriter, r *http.Request) {
 	ref := r.URL.Query().Get("reference_id")
-	if ref == "" || len(ref) > 255 {
-		writeError(w, http.StatusBadRequest, "API_VALIDATION_ERROR", "reference_id is required and must be 1 to 255 characters")
-		return
-	}
 	now := s.now()
 	out := []payoutJSON{}
 	s.mu.Lock()
@@ -708,7 +739,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {
-	writeJSON(w, status, errorJSON{ErrorCode: code, Message: msg})
+	writeJSON(w, status, errorJSON{ErrorCode: code, Message: msg, ErrorMessage: msg})
 }
 
 // newID is "disb-" and 24 hex digits: 29 characters, as the documented ids.

@@ -36,8 +36,9 @@ func TestLogsHideSecretsAndAccounts(t *testing.T) {
 	ts := httptest.NewServer(sim)
 	defer ts.Close()
 	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/v2/payouts", strings.NewReader(
-		`{"reference_id":"r1","channel_code":"ID_BCA","channel_properties":{"account_number":"9876543210"},"amount":10000,"currency":"IDR"}`))
+		`{"reference_id":"r1","channel_code":"ID_BCA","channel_properties":{"account_number":"9876543210","account_holder_name":"Budi"},"amount":10000,"currency":"IDR"}`))
 	req.SetBasicAuth(key, "")
+	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Idempotency-key", "k1")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -71,8 +72,9 @@ func TestRunDelivers(t *testing.T) {
 	ts := httptest.NewServer(sim)
 	defer ts.Close()
 	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/v2/payouts", strings.NewReader(
-		`{"reference_id":"r1","channel_code":"ID_DANA","channel_properties":{"account_number":"081234567890"},"amount":10000,"currency":"IDR"}`))
+		`{"reference_id":"r1","channel_code":"ID_DANA","channel_properties":{"account_number":"081234567890","account_holder_name":"Budi"},"amount":10000,"currency":"IDR"}`))
 	req.SetBasicAuth(key, "")
+	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Idempotency-key", "k1")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
