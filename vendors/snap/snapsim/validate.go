@@ -180,6 +180,9 @@ func refusal(sc string, op *openapi3.Operation, header http.Header, err error) *
 			add(4, 0, 400, "00", "Bad Request")
 		}
 	}
+	if len(found) == 0 { // kin-openapi refused without saying what: the request is bad
+		return &RequestError{Code: snap.NewCode(400, sc, "00"), Message: "Bad Request"}
+	}
 	f := slices.MinFunc(found, func(a, b finding) int {
 		if a.rank != b.rank {
 			return a.rank - b.rank

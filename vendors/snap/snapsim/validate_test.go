@@ -309,6 +309,9 @@ func TestMalformedFieldsAreRefused(t *testing.T) {
 		{name: "beneficiaryBankCode of 9", sc: "16", field: "beneficiaryBankCode", value: long(9), code: "4001601", message: "Invalid Field Format {beneficiaryBankCode}"},
 		{name: "sourceAccountNo of 20", sc: "18", field: "sourceAccountNo", value: long(20), code: "4001801", message: "Invalid Field Format {sourceAccountNo}"},
 		{name: "transactionDate without offset", sc: "18", field: "transactionDate", value: "2020-12-17T10:55:00", code: "4001801", message: "Invalid Field Format {transactionDate}"},
+		// what no schema says, checked by hand after the document
+		{name: "amount zero", sc: "18", field: "amount.value", value: "0.00", code: "4001801", message: "Invalid Field Format {amount.value}"},
+		{name: "transactionDate 31 February", sc: "18", field: "transactionDate", value: "2020-02-31T10:55:00+07:00", code: "4001801", message: "Invalid Field Format {transactionDate}"},
 		{name: "empty beneficiaryBankCode", sc: "18", field: "beneficiaryBankCode", value: "", code: "4001802", message: "Invalid Mandatory Field {beneficiaryBankCode}"},
 		{name: "grantType password", sc: "73", field: "grantType", value: "password", code: "4007301", message: "Invalid Field Format {grantType}"},
 		{name: "serviceCode of 3", sc: "36", field: "serviceCode", value: "180", code: "4003601", message: "Invalid Field Format {serviceCode}"},
