@@ -7,18 +7,22 @@
 //
 // What it enforces:
 //
-//   - access token (service 73): X-TIMESTAMP present (4007302) and within
-//     TimestampWindow of its clock (4007301); X-CLIENT-KEY known (4017300);
-//     X-SIGNATURE a valid SHA256withRSA of clientKey|timestamp under the
-//     partner's public key (4017300 "Unauthorized. Signature"); grantType
-//     client_credentials (4007301/4007302). Tokens expire after TokenTTL.
-//   - every service call: X-TIMESTAMP (400xx02 / 400xx01), Authorization
-//     Bearer token present (401xx03) and known and unexpired (401xx01),
-//     X-PARTNER-ID (401xx00), CHANNEL-ID (400xx02), X-EXTERNAL-ID numeric,
-//     at most 36 (400xx01/02), the HMAC-SHA512 X-SIGNATURE (401xx00
-//     "Unauthorized. Signature"), a JSON body (400xx00), and an
-//     X-EXTERNAL-ID not used before on the same Asia/Jakarta day (409xx00
-//     "Conflict").
+//   - every request, first: the SNAP document of schema/snap-bi.yaml,
+//     written from the SNAP service specifications rather than from the
+//     adapter (see ValidateRequest): each mandatory header and body member
+//     present (400xx02 "Invalid Mandatory Field {field}"), each of its
+//     documented type, length and pattern (400xx01 "Invalid Field Format
+//     {field}"), no body member the document does not name (400xx00), a
+//     Bearer token on service calls (401xx03 "Token Not Found (B2B)").
+//   - access token (service 73): X-TIMESTAMP within TimestampWindow of its
+//     clock (4007301); X-CLIENT-KEY known (4017300); X-SIGNATURE a valid
+//     SHA256withRSA of clientKey|timestamp under the partner's public key
+//     (4017300 "Unauthorized. Signature"). Tokens expire after TokenTTL.
+//   - every service call: X-TIMESTAMP within the window (400xx01), the
+//     Bearer token known and unexpired (401xx01), X-PARTNER-ID the
+//     partner's (401xx00), the HMAC-SHA512 X-SIGNATURE (401xx00
+//     "Unauthorized. Signature"), and an X-EXTERNAL-ID not used before on
+//     the same Asia/Jakarta day (409xx00 "Conflict").
 //   - the sandbox magic accounts of DESIGN.md: 1000000001 inactive
 //     (4031618), 1000000002 not found (4041611), 1000000006 inquiry timeout
 //     (5041600), 1000000003 rejected at transfer (4031818), 1000000004
@@ -27,11 +31,13 @@
 //     1000000008 paid (00) then 04 Refunded after CompleteAfter more
 //     ([BI-SNAP] documents 04 Refunded among latestTransactionStatus), any
 //     other digits "SANDBOX <last 4>" and 00 Success after CompleteAfter.
-//   - transfers: amount "digits.2digits" IDR (4001801), caps by network
+//   - transfers: a positive amount (4001801), a real transactionDate,
+//     a known beneficiaryBankCode, caps by network
 //     (additionalInfo.transferType BIFAST, the default, or RTOL; 4031802),
 //     a duplicate partnerReferenceNo (4091801), the source account and its
 //     balance when set (4031814 Insufficient Funds).
-//   - status inquiry: serviceCode 18, a known partnerReferenceNo whose
+//   - status inquiry: serviceCode 18, originalPartnerReferenceNo or
+//     originalReferenceNo (4003602), a known transfer whose
 //     originalExternalId, when sent, matches (else 4043601).
 //   - notifications (Flush, Run): a transfer turning 00, 06 or 04 is
 //     POSTed to CallbackURL, signed with BankPrivateKey as [BNC-NOTIFY]
@@ -41,7 +47,6 @@
 package snapsim
 
 import (
-	"bytes"
 	"crypto/rsa"
 	"encoding/json"
 	"errors"
@@ -224,9 +229,19 @@ func (b *Bank) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
+	if sc, ok := services[r.URL.Path]; ok {
+		if err := ValidateRequest(r.URL.Path, r.Header, body); err != nil {
+			var re *RequestError
+			if !errors.As(err, &re) { // unreachable: the path is one of the document's
+				re = &RequestError{Code: snap.NewCode(500, sc, "00"), Message: "General Error"}
+			}
+			b.answer(w, re.Code, re.Message, nil)
+			return
+		}
+	}
 	switch r.URL.Path {
 	case snap.PathAccessToken:
-		b.token(w, r, body)
+		b.token(w, r)
 	case snap.PathInquiry:
 		b.service(w, r, body, snap.ServiceInquiry, b.inquiry)
 	case snap.PathTransfer:
@@ -243,22 +258,28 @@ func (b *Bank) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// checkTimestamp: present and within the window.
+// services are the service codes of the paths served.
+var services = map[string]string{
+	snap.PathAccessToken: snap.ServiceAccessToken,
+	snap.PathInquiry:     snap.ServiceInquiry,
+	snap.PathTransfer:    snap.ServiceTransfer,
+	snap.PathStatus:      snap.ServiceStatus,
+}
+
+// checkTimestamp: a real time within the window (its shape is the
+// document's).
 func (b *Bank) checkTimestamp(ts string) (code, msg string) {
-	if ts == "" {
-		return "02", "Invalid Mandatory Field [X-TIMESTAMP]"
-	}
 	t, err := snap.ParseTimestamp(ts)
 	if err != nil {
-		return "01", "Invalid Field Format [X-TIMESTAMP]"
+		return "01", "Invalid Field Format {X-TIMESTAMP}"
 	}
 	if d := b.o.Now().Sub(t); d > b.o.TimestampWindow || d < -b.o.TimestampWindow {
-		return "01", "Invalid Field Format [X-TIMESTAMP]"
+		return "01", "Invalid Field Format {X-TIMESTAMP}"
 	}
 	return "", ""
 }
 
-func (b *Bank) token(w http.ResponseWriter, r *http.Request, body []byte) {
+func (b *Bank) token(w http.ResponseWriter, r *http.Request) {
 	sc := snap.ServiceAccessToken
 	ts := r.Header.Get("X-TIMESTAMP")
 	if c, msg := b.checkTimestamp(ts); c != "" {
@@ -266,10 +287,6 @@ func (b *Bank) token(w http.ResponseWriter, r *http.Request, body []byte) {
 		return
 	}
 	key := r.Header.Get("X-CLIENT-KEY")
-	if key == "" {
-		b.answer(w, snap.NewCode(400, sc, "02"), "Invalid Mandatory Field [X-CLIENT-KEY]", nil)
-		return
-	}
 	if key != b.o.ClientKey {
 		b.answer(w, snap.NewCode(401, sc, "00"), "Unauthorized. Unknown Client", nil)
 		return
@@ -278,20 +295,7 @@ func (b *Bank) token(w http.ResponseWriter, r *http.Request, body []byte) {
 		b.answer(w, snap.NewCode(401, sc, "00"), "Unauthorized. Signature", nil)
 		return
 	}
-	var req snap.TokenRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		b.answer(w, snap.NewCode(400, sc, "00"), "Bad Request", nil)
-		return
-	}
-	switch req.GrantType {
-	case "":
-		b.answer(w, snap.NewCode(400, sc, "02"), "Invalid Mandatory Field [grantType]", nil)
-		return
-	case "client_credentials":
-	default:
-		b.answer(w, snap.NewCode(400, sc, "01"), "Invalid Field Format [grantType]", nil)
-		return
-	}
+	// grantType client_credentials is the document's.
 	b.mu.Lock()
 	b.seq++
 	b.tokenCalls++
@@ -313,12 +317,8 @@ func (b *Bank) service(w http.ResponseWriter, r *http.Request, body []byte, sc s
 		b.answer(w, snap.NewCode(400, sc, c), msg, nil)
 		return
 	}
-	auth := r.Header.Get("Authorization")
-	tok, ok := strings.CutPrefix(auth, "Bearer ")
-	if !ok || tok == "" {
-		b.answer(w, snap.NewCode(401, sc, "03"), "Token Not Found (B2B)", nil)
-		return
-	}
+	// The document has checked the Bearer shape.
+	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	b.mu.Lock()
 	exp, known := b.tokens[tok]
 	b.mu.Unlock()
@@ -330,25 +330,9 @@ func (b *Bank) service(w http.ResponseWriter, r *http.Request, body []byte, sc s
 		b.answer(w, snap.NewCode(401, sc, "00"), "Unauthorized. Unknown Client", nil)
 		return
 	}
-	if r.Header.Get("CHANNEL-ID") == "" {
-		b.answer(w, snap.NewCode(400, sc, "02"), "Invalid Mandatory Field [CHANNEL-ID]", nil)
-		return
-	}
 	ext := r.Header.Get("X-EXTERNAL-ID")
-	if ext == "" {
-		b.answer(w, snap.NewCode(400, sc, "02"), "Invalid Mandatory Field [X-EXTERNAL-ID]", nil)
-		return
-	}
-	if len(ext) > 36 || strings.Trim(ext, "0123456789") != "" {
-		b.answer(w, snap.NewCode(400, sc, "01"), "Invalid Field Format [X-EXTERNAL-ID]", nil)
-		return
-	}
 	if !snap.VerifyService(b.o.ClientSecret, r.Method, r.URL.RequestURI(), tok, body, ts, r.Header.Get("X-SIGNATURE")) {
 		b.answer(w, snap.NewCode(401, sc, "00"), "Unauthorized. Signature", nil)
-		return
-	}
-	if !json.Valid(body) {
-		b.answer(w, snap.NewCode(400, sc, "00"), "Bad Request", nil)
 		return
 	}
 	day := b.o.Now().In(snap.Jakarta).Format("2006-01-02")
@@ -361,7 +345,7 @@ func (b *Bank) service(w http.ResponseWriter, r *http.Request, body []byte, sc s
 	dup := used[ext]
 	used[ext] = true
 	if dup && sc == snap.ServiceTransfer {
-		var req snap.TransferRequest
+		var req transferRequest
 		if json.Unmarshal(body, &req) == nil {
 			if t := b.transfers[req.PartnerReferenceNo]; t != nil {
 				t.submitCalls++
@@ -393,22 +377,18 @@ func validAccount(s string) bool {
 
 func (b *Bank) inquiry(w http.ResponseWriter, _ *http.Request, body []byte, _ string) {
 	sc := snap.ServiceInquiry
-	var req snap.InquiryRequest
-	if err := strictDecode(body, &req); err != nil {
+	var req inquiryRequest
+	if err := json.Unmarshal(body, &req); err != nil { // the document has checked it
 		b.answer(w, snap.NewCode(400, sc, "00"), "Bad Request", nil)
 		return
 	}
-	if req.BeneficiaryBankCode == "" || req.BeneficiaryAccountNo == "" {
-		b.answer(w, snap.NewCode(400, sc, "02"), "Invalid Mandatory Field", nil)
-		return
-	}
 	if _, ok := biBanks[bankPrefix(req.BeneficiaryBankCode)]; !ok {
-		b.answer(w, snap.NewCode(400, sc, "01"), "Invalid Field Format [beneficiaryBankCode]", nil)
+		b.answer(w, snap.NewCode(400, sc, "01"), "Invalid Field Format {beneficiaryBankCode}", nil)
 		return
 	}
 	acct := req.BeneficiaryAccountNo
 	if !validAccount(acct) {
-		b.answer(w, snap.NewCode(400, sc, "01"), "Invalid Field Format [beneficiaryAccountNo]", nil)
+		b.answer(w, snap.NewCode(400, sc, "01"), "Invalid Field Format {beneficiaryAccountNo}", nil)
 		return
 	}
 	switch acct {
@@ -447,50 +427,60 @@ func (b *Bank) nextRef() string {
 	return fmt.Sprintf("SIM%012d", b.seq)
 }
 
-func strictDecode(body []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	return dec.Decode(v)
-}
+// The members of the request bodies the simulator reads; the document
+// has already refused any other and checked these.
+type (
+	inquiryRequest struct {
+		BeneficiaryBankCode  string `json:"beneficiaryBankCode"`
+		BeneficiaryAccountNo string `json:"beneficiaryAccountNo"`
+	}
+	transferRequest struct {
+		PartnerReferenceNo     string         `json:"partnerReferenceNo"`
+		Amount                 snap.Money     `json:"amount"`
+		BeneficiaryAccountName string         `json:"beneficiaryAccountName"`
+		BeneficiaryAccountNo   string         `json:"beneficiaryAccountNo"`
+		BeneficiaryBankCode    string         `json:"beneficiaryBankCode"`
+		SourceAccountNo        string         `json:"sourceAccountNo"`
+		TransactionDate        string         `json:"transactionDate"`
+		AdditionalInfo         map[string]any `json:"additionalInfo"`
+	}
+	statusRequest struct {
+		OriginalPartnerReferenceNo string `json:"originalPartnerReferenceNo"`
+		OriginalReferenceNo        string `json:"originalReferenceNo"`
+		OriginalExternalID         string `json:"originalExternalId"`
+		ServiceCode                string `json:"serviceCode"`
+	}
+)
 
 func (b *Bank) transfer(w http.ResponseWriter, r *http.Request, body []byte, ext string) {
 	sc := snap.ServiceTransfer
-	var req snap.TransferRequest
-	if err := strictDecode(body, &req); err != nil {
+	var req transferRequest
+	if err := json.Unmarshal(body, &req); err != nil { // the document has checked it
 		b.answer(w, snap.NewCode(400, sc, "00"), "Bad Request", nil)
 		return
 	}
-	switch {
-	case req.PartnerReferenceNo == "" || len(req.PartnerReferenceNo) > 64:
-		b.answer(w, snap.NewCode(400, sc, "02"), "Invalid Mandatory Field [partnerReferenceNo]", nil)
-		return
-	case req.BeneficiaryAccountName == "":
-		b.answer(w, snap.NewCode(400, sc, "02"), "Invalid Mandatory Field [beneficiaryAccountName]", nil)
-		return
-	case req.SourceAccountNo == "" || req.TransactionDate == "":
-		b.answer(w, snap.NewCode(400, sc, "02"), "Invalid Mandatory Field", nil)
-		return
-	case b.o.SourceAccountNo != "" && req.SourceAccountNo != b.o.SourceAccountNo:
-		b.answer(w, snap.NewCode(400, sc, "01"), "Invalid Field Format [sourceAccountNo]", nil)
+	if b.o.SourceAccountNo != "" && req.SourceAccountNo != b.o.SourceAccountNo {
+		b.answer(w, snap.NewCode(400, sc, "01"), "Invalid Field Format {sourceAccountNo}", nil)
 		return
 	}
+	// The document checks the shape; a 31 February is the simulator's.
 	if _, err := snap.ParseTimestamp(req.TransactionDate); err != nil {
-		b.answer(w, snap.NewCode(400, sc, "01"), "Invalid Field Format [transactionDate]", nil)
+		b.answer(w, snap.NewCode(400, sc, "01"), "Invalid Field Format {transactionDate}", nil)
 		return
 	}
 	amount, err := snap.ParseAmount(req.Amount)
 	if err != nil || amount <= 0 {
-		b.answer(w, snap.NewCode(400, sc, "01"), "Invalid Field Format [amount]", nil)
+		b.answer(w, snap.NewCode(400, sc, "01"), "Invalid Field Format {amount.value}", nil)
 		return
 	}
 	slug, ok := biBanks[bankPrefix(req.BeneficiaryBankCode)]
 	if !ok {
-		b.answer(w, snap.NewCode(400, sc, "01"), "Invalid Field Format [beneficiaryBankCode]", nil)
+		b.answer(w, snap.NewCode(400, sc, "01"), "Invalid Field Format {beneficiaryBankCode}", nil)
 		return
 	}
 	acct := req.BeneficiaryAccountNo
 	if !validAccount(acct) {
-		b.answer(w, snap.NewCode(400, sc, "01"), "Invalid Field Format [beneficiaryAccountNo]", nil)
+		b.answer(w, snap.NewCode(400, sc, "01"), "Invalid Field Format {beneficiaryAccountNo}", nil)
 		return
 	}
 	tt := models.BIFAST
@@ -500,7 +490,7 @@ func (b *Bank) transfer(w http.ResponseWriter, r *http.Request, body []byte, ext
 		case models.BIFAST, models.RTOL:
 			tt = models.TransferType(s)
 		default:
-			b.answer(w, snap.NewCode(400, sc, "01"), "Invalid Field Format [additionalInfo.transferType]", nil)
+			b.answer(w, snap.NewCode(400, sc, "01"), "Invalid Field Format {additionalInfo.transferType}", nil)
 			return
 		}
 	}
@@ -597,6 +587,24 @@ func (b *Bank) stateLocked(t *transfer) (string, string) {
 	return "00", ""
 }
 
+// findLocked is the transfer of partnerReferenceNo, else of the bank's
+// referenceNo; nil if they name none or different ones.
+func (b *Bank) findLocked(partnerRef, ref string) *transfer {
+	if partnerRef != "" {
+		t := b.transfers[partnerRef]
+		if t == nil || (ref != "" && t.referenceNo != ref) {
+			return nil
+		}
+		return t
+	}
+	for _, t := range b.transfers {
+		if t.referenceNo == ref {
+			return t
+		}
+	}
+	return nil
+}
+
 // observeLocked is stateLocked for an answer or a notification: the
 // outcome it reports is kept, so that Complete cannot contradict it.
 func (b *Bank) observeLocked(t *transfer) (string, string) {
@@ -614,21 +622,23 @@ func (b *Bank) observeLocked(t *transfer) (string, string) {
 
 func (b *Bank) status(w http.ResponseWriter, _ *http.Request, body []byte, _ string) {
 	sc := snap.ServiceStatus
-	var req snap.StatusRequest
-	if err := strictDecode(body, &req); err != nil {
+	var req statusRequest
+	if err := json.Unmarshal(body, &req); err != nil { // the document has checked it
 		b.answer(w, snap.NewCode(400, sc, "00"), "Bad Request", nil)
 		return
 	}
-	if req.OriginalPartnerReferenceNo == "" || req.ServiceCode == "" {
-		b.answer(w, snap.NewCode(400, sc, "02"), "Invalid Mandatory Field", nil)
+	// Both references are optional in the standard, but one of them must
+	// name the transfer.
+	if req.OriginalPartnerReferenceNo == "" && req.OriginalReferenceNo == "" {
+		b.answer(w, snap.NewCode(400, sc, "02"), "Invalid Mandatory Field {originalPartnerReferenceNo}", nil)
 		return
 	}
 	if req.ServiceCode != snap.ServiceTransfer {
-		b.answer(w, snap.NewCode(400, sc, "01"), "Invalid Field Format [serviceCode]", nil)
+		b.answer(w, snap.NewCode(400, sc, "01"), "Invalid Field Format {serviceCode}", nil)
 		return
 	}
 	b.mu.Lock()
-	t := b.transfers[req.OriginalPartnerReferenceNo]
+	t := b.findLocked(req.OriginalPartnerReferenceNo, req.OriginalReferenceNo)
 	if t == nil || (req.OriginalExternalID != "" && req.OriginalExternalID != t.externalID) {
 		b.mu.Unlock()
 		b.answer(w, snap.NewCode(404, sc, "01"), "Transaction Not Found", nil)
