@@ -62,6 +62,9 @@ type stack struct {
 	svc        *payouts.Service
 	merchant   *admin.IssuedCredentials
 	wallet     uuid.UUID
+	// lossy is the proxy the vendors reach the simulator through when
+	// stackOptions.lose is set; nil otherwise.
+	lossy *testenv.LostAnswers
 }
 
 type stackOptions struct {
@@ -82,6 +85,9 @@ type stackOptions struct {
 	// timedOutAccount: the first submit to this account is carried out by
 	// the simulator but its answer is held until the client gives up.
 	timedOutAccount string
+	// lose puts a LostAnswers between the vendors and the simulator,
+	// which loses the answers it is told to.
+	lose *testenv.LostAnswersOptions
 }
 
 func newStack(t *testing.T, o stackOptions) *stack {
@@ -180,6 +186,10 @@ func (s *stack) serveSim(o stackOptions, callbackURL string) {
 	}))
 	t.Cleanup(simHTTP.Close)
 	s.simURL = simHTTP.URL
+	if o.lose != nil {
+		s.lossy = testenv.NewLostAnswers(t, simHTTP.URL, *o.lose)
+		s.simURL = s.lossy.URL()
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go s.sim.run(ctx)

@@ -61,6 +61,9 @@ type railSim struct {
 	// submits is how many times the vendor was asked to pay ref (every
 	// create, idempotent replays included): 1 means paid once.
 	submits func(ref string) (int, error)
+	// statusCalls is how many status queries asked the vendor about ref
+	// (nil: the rail does not count them).
+	statusCalls func(ref string) int
 	// complete makes ref final at the vendor (paid or failed), as the
 	// bank would, so that its callback is sent.
 	complete func(ref string, paid bool) error
@@ -141,7 +144,8 @@ func startXenditRail(t *testing.T, o railOptions) railSim {
 			reg[x.Name()] = x
 			return reg, []string{"XENDIT_BASE_URL=" + url, "XENDIT_SECRET_KEY=" + xenditSimKey, "XENDIT_CALLBACK_TOKEN=" + xenditSimToken}
 		},
-		submits: func(ref string) (int, error) { return sim.SubmitCalls(ref), nil },
+		submits:     func(ref string) (int, error) { return sim.SubmitCalls(ref), nil },
+		statusCalls: sim.ReferenceReads,
 		complete: func(ref string, paid bool) error {
 			if paid {
 				return sim.Complete(ref, "SUCCEEDED", "")
@@ -212,7 +216,8 @@ func startSnapRail(t *testing.T, o railOptions) railSim {
 				"SNAP_BCA_CHANNEL_ID=" + snapRailChannel, "SNAP_BCA_SOURCE_ACCOUNT=" + snapRailSource,
 				"SNAP_BCA_PRIVATE_KEY_FILE=" + privateFile, "SNAP_BCA_BANK_PUBLIC_KEY_FILE=" + publicFile}
 		},
-		submits: func(ref string) (int, error) { return bank.SubmitCalls(ref), nil },
+		submits:     func(ref string) (int, error) { return bank.SubmitCalls(ref), nil },
+		statusCalls: bank.StatusCalls,
 		complete: func(ref string, paid bool) error {
 			if paid {
 				return bank.Complete(ref, vendors.PayoutSuccess, "")

@@ -709,9 +709,15 @@ func (v *Vendor) do(ctx context.Context, method, path string, hdr http.Header, p
 	if err != nil {
 		return 0, nil, err
 	}
-	// With an Idempotency-Key header net/http may resend a POST whose
-	// reused connection broke before an answer: safe here, Xendit answers
-	// the same key and body with the first payout.
+	// The create's Idempotency-key makes it replayable to net/http: when a
+	// reused keep-alive connection breaks after the request was written
+	// and before the first byte of an answer, the transport sends it again
+	// by itself, byte for byte, on another connection. Kept on purpose:
+	// Xendit answers the same key and body with the first payout, so the
+	// resend pays nothing more and turns the lost answer into an answer.
+	// An answer lost on a fresh connection, cut mid-body or timed out is
+	// not resent: Submit reports ErrUnavailable and the service reads the
+	// payout back by reference_id (Status) before it submits again.
 	for k, vs := range hdr {
 		req.Header[k] = vs
 	}

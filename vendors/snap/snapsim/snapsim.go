@@ -101,6 +101,7 @@ type Bank struct {
 	tokens      map[string]time.Time       // token → expiry
 	externalIDs map[string]map[string]bool // Jakarta day → ids used
 	transfers   map[string]*transfer       // partnerReferenceNo →
+	inquiries   map[string]int             // status inquiries by originalPartnerReferenceNo
 	balance     *models.Amount
 	tokenCalls  int
 	seq         int
@@ -138,7 +139,8 @@ func New(o Options) *Bank {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Bank{o: o, tokens: map[string]time.Time{}, externalIDs: map[string]map[string]bool{}, transfers: map[string]*transfer{}}
+	return &Bank{o: o, tokens: map[string]time.Time{}, externalIDs: map[string]map[string]bool{}, transfers: map[string]*transfer{},
+		inquiries: map[string]int{}}
 }
 
 // TokenCalls counts the access tokens issued.
@@ -173,6 +175,14 @@ func (b *Bank) SubmitCalls(reference string) int {
 		return t.submitCalls
 	}
 	return 0
+}
+
+// StatusCalls counts the transfer status inquiries about reference that
+// passed authentication, whether they found the transfer or not.
+func (b *Bank) StatusCalls(reference string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.inquiries[reference]
 }
 
 // ErrAlreadyFinal: Complete asked for another status than the final one.
@@ -638,6 +648,7 @@ func (b *Bank) status(w http.ResponseWriter, _ *http.Request, body []byte, _ str
 		return
 	}
 	b.mu.Lock()
+	b.inquiries[req.OriginalPartnerReferenceNo]++
 	t := b.findLocked(req.OriginalPartnerReferenceNo, req.OriginalReferenceNo)
 	if t == nil || (req.OriginalExternalID != "" && req.OriginalExternalID != t.externalID) {
 		b.mu.Unlock()

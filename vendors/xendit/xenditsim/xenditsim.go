@@ -99,6 +99,7 @@ type Server struct {
 	payouts map[string]*payout // by id
 	order   []string           // ids in creation order
 	keys    map[string]*keyUse // by Idempotency-key
+	reads   map[string]int     // gets by reference_id, by reference
 }
 
 type keyUse struct {
@@ -148,6 +149,7 @@ func New(o Options) (*Server, error) {
 		secret: o.SecretKey, token: o.CallbackToken, callbackURL: o.CallbackURL, businessID: o.BusinessID,
 		completeAfter: o.CompleteAfter, now: o.Now, client: o.HTTPClient, log: o.Logger,
 		mux: http.NewServeMux(), schema: sc, payouts: map[string]*payout{}, keys: map[string]*keyUse{},
+		reads: map[string]int{},
 	}
 	s.mux.HandleFunc("POST /v2/payouts", s.create)
 	s.mux.HandleFunc("GET /v2/payouts", s.byReference)
@@ -444,6 +446,7 @@ func (s *Server) byReference(w http.ResponseWriter, r *http.Request) {
 	now := s.now()
 	out := []payoutJSON{}
 	s.mu.Lock()
+	s.reads[ref]++
 	for _, id := range s.order {
 		if p := s.payouts[id]; p.obj.ReferenceID == ref {
 			out = append(out, s.current(p, now))
@@ -626,6 +629,14 @@ func (s *Server) SubmitCalls(reference string) int {
 		}
 	}
 	return n
+}
+
+// ReferenceReads is how many gets by reference_id (GET
+// /v2/payouts?reference_id=) asked for reference, whatever they found.
+func (s *Server) ReferenceReads(reference string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reads[reference]
 }
 
 // Payouts is how many payouts were created for reference.
