@@ -58,6 +58,8 @@ var commands = []command{
 	{"webhook redeliver", "--event ID", runWebhookRedeliver},
 	{"secrets rotate-key", "(with SECRETS_KEY the new key and SECRETS_KEY_PREVIOUS the old one)", runSecretsRotateKey},
 	{"reconcile", "", runReconcile},
+	// Runs through RunRailCheck, on the environment alone (run is nil).
+	{"rail check", railCheckHelp, nil},
 }
 
 // Usage lists the commands.
@@ -79,9 +81,21 @@ func Run(ctx context.Context, d Deps, args []string, stdout, stderr io.Writer) i
 		fmt.Fprint(stderr, Usage())
 		return 2
 	}
-	fs := flag.NewFlagSet("payoutd admin "+cmd.name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	result, err := cmd.run(ctx, d, fs, rest)
+	if cmd.run == nil {
+		WriteError(stderr, fmt.Sprintf("payoutd admin %s runs before any configuration is read (RunRailCheck), not through Run", cmd.name))
+		return 2
+	}
+	return execute(cmd, stdout, stderr, func() (any, error) {
+		fs := flag.NewFlagSet("payoutd admin "+cmd.name, flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		return cmd.run(ctx, d, fs, rest)
+	})
+}
+
+// execute runs one command through call and prints its outcome by the
+// CLI's contract; it returns the exit status.
+func execute(cmd command, stdout, stderr io.Writer, call func() (any, error)) int {
+	result, err := call()
 	if err != nil {
 		msg, inDatabase := operatorMessage(err)
 		WriteError(stderr, msg)

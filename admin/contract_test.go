@@ -150,6 +150,9 @@ var contracts = map[string]*contract{
 	"secrets rotate-key": {doc: "README (secrets rotate-key)", fields: map[string]kind{
 		"key_id": kString, "checked": kInt, "resealed": kInt, "already_current": kInt, "legacy": kInt,
 		"unreadable": kInt, "unreadable_values": kStrings}},
+	"rail check": {doc: "README (Connecting a real rail)", fields: map[string]kind{"vendor": kString, "ok": kBool, "steps": kObjects},
+		nested: map[string]*contract{"steps": {doc: "README (Connecting a real rail)", fields: map[string]kind{
+			"step": kString, "ok": kBool, "status": kString, "elapsed_ms": kInt}}}},
 	"reconcile": {doc: "README (reconcile)", fields: map[string]kind{
 		"ok": kBool, "checked_at": kTime, "wallets_checked": kInt, "transactions_checked": kInt,
 		"system_accounts": kBalanceByName, "problems": kStrings, "warnings": kStrings}},
@@ -176,7 +179,7 @@ func TestEveryCommandHasAContract(t *testing.T) {
 	}
 	slices.Sort(listed)
 	slices.Sort(known)
-	if !slices.Equal(listed, known) || len(listed) != 21 {
+	if !slices.Equal(listed, known) || len(listed) != 22 {
 		t.Fatalf("admin.Usage() lists %v;\ncontracts cover %v", listed, known)
 	}
 }

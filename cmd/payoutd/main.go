@@ -29,6 +29,7 @@ import (
 	"github.com/payoutd/payoutd/internal/config"
 	"github.com/payoutd/payoutd/internal/database"
 	"github.com/payoutd/payoutd/internal/logging"
+	"github.com/payoutd/payoutd/vendors"
 	"github.com/payoutd/payoutd/worker"
 )
 
@@ -324,6 +325,13 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	if !admin.Known(args) {
 		admin.WriteError(stderr, fmt.Sprintf("unknown admin command %q; payoutd admin --help lists them", strings.Join(args, " ")))
 		return 2
+	}
+	if admin.IsRailCheck(args) {
+		// The rail's own check reports the configuration it finds wrong
+		// and needs no database.
+		return admin.RunRailCheck(ctx, admin.RailDeps{Getenv: getenv, Vendors: func(cfg config.Config) (vendors.Registry, error) {
+			return app.VendorRegistry(cfg, nil)
+		}}, args, stdout, stderr)
 	}
 	cfg, err := loadConfig(io.Discard, getenv, config.Needs{Database: true, Secrets: true})
 	if err != nil {

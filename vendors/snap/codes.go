@@ -158,9 +158,7 @@ var (
 
 // codeError is an error that names the responseCode and message, never a
 // secret or an account number.
-func codeError(kind error, c Code) error {
-	return fmt.Errorf("%w: SNAP %s %q", kind, c, c.Message)
-}
+func codeError(kind error, c Code) error { return &CodeError{Kind: kind, Code: c} }
 
 // inquiryError maps a non-success answer of the account inquiry.
 func inquiryError(c Code) error {
