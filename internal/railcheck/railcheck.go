@@ -416,9 +416,8 @@ func (r *runner) payout(ctx context.Context, s *Step) {
 	ref := "railcheck-" + randomHex(6)
 	s.Data = map[string]any{"reference": ref, "amount": r.o.Amount.String(), "bank": r.bank, "account": mask(r.account),
 		"holder_name": holder, "holder_name_from": holderFrom}
-	p := vendors.Payout{Reference: ref, BankCode: r.bank, AccountNo: r.account, TransferType: models.BIFAST, Amount: r.o.Amount}
-	// HOLDER NAME: once vendors.Payout has HolderName, uncomment the next line.
-	// p.HolderName = holder
+	p := vendors.Payout{Reference: ref, BankCode: r.bank, AccountNo: r.account, TransferType: models.BIFAST, Amount: r.o.Amount,
+		HolderName: holder}
 	res, err := r.vendor.Submit(ctx, p)
 	var seen []string
 	note := func(res vendors.PayoutResult) {

@@ -163,8 +163,7 @@ func (xenditRail) inquiryFix() string {
 
 // noHolder: Payouts v2 has no account inquiry (see vendors/xendit).
 func (xenditRail) noHolder() string {
-	// INTEGRATOR: name XENDIT_INQUIRY_BANK here once config reads it.
-	return "this rail needs a holder-name source: Xendit's Payouts v2 has no account inquiry (payoutd checks only that Xendit lists the bank and the number's shape), so a payout's holder name must come from the merchant (account_holder_name) or from an inquiry through another rail"
+	return "this rail needs a holder-name source: Xendit's Payouts v2 has no account inquiry (payoutd checks only that Xendit lists the bank and the number's shape); set XENDIT_INQUIRY_BANK to a connected SNAP bank whose inquiry resolves names, or merchants must send account_holder_name"
 }
 
 func (xenditRail) rejectedFix(err error) string {

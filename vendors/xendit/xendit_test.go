@@ -792,7 +792,7 @@ func rawCreate(t *testing.T, base, key, body string) int {
 // carry ours, Status refuses to pick one.
 func TestAmbiguousReference(t *testing.T) {
 	e := newEnv(t)
-	body := `{"reference_id":"shared","channel_code":"ID_BCA","channel_properties":{"account_number":"1234567890"},"amount":10000,"currency":"IDR"}`
+	body := `{"reference_id":"shared","channel_code":"ID_BCA","channel_properties":{"account_number":"1234567890","account_holder_name":"Budi Santoso"},"amount":10000,"currency":"IDR"}`
 	for _, key := range []string{"someone-else-1", "someone-else-2"} {
 		if code := rawCreate(t, e.url, key, body); code != http.StatusOK {
 			t.Fatalf("create: HTTP %d", code)
