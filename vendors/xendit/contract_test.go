@@ -324,7 +324,9 @@ func TestContractSimulatorValidation(t *testing.T) {
 		{"negative amount", edit(func(m map[string]any) { m["amount"] = -10000 }), 400, CodeAPIValidation},
 		{"unknown channel", edit(func(m map[string]any) { m["channel_code"] = "ID_NOPE" }), 400, CodeChannelNotSupported},
 		{"currency of another channel", edit(func(m map[string]any) { m["currency"] = "PHP" }), 400, CodeChannelNotSupported},
-		{"letters in account", edit(func(m map[string]any) { m["channel_properties"] = map[string]any{"account_number": "12ab45", "account_holder_name": "Testing"} }), 400, CodeRecipientAccountNumber},
+		{"letters in account", edit(func(m map[string]any) {
+			m["channel_properties"] = map[string]any{"account_number": "12ab45", "account_holder_name": "Testing"}
+		}), 400, CodeRecipientAccountNumber},
 		{"below minimum", edit(func(m map[string]any) { m["amount"] = 9999 }), 400, CodeRecipientAmount},
 		{"above maximum", edit(func(m map[string]any) { m["amount"] = 250000001 }), 400, CodeMaximumTransferLimit},
 	}
