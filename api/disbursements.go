@@ -288,21 +288,29 @@ func bodyOf(c *gin.Context) []byte {
 	return body
 }
 
-// POST /vendor-callbacks/{vendor}: a vendor pushes a payout's result. The
-// request is verified by the vendor's own scheme; the result is applied
-// like a poll's.
+// POST /vendor-callbacks/{vendor}, and POST /vendor-callbacks/snap/{bank}
+// for the vendor snap:{bank}: a vendor pushes a payout's result. The
+// request is verified by the vendor's own scheme, over the path it came on
+// where the scheme signs it; the result is applied like a poll's.
 func (s *Server) handleVendorCallback(c *gin.Context) {
-	vendor, err := s.vendors.Get(c.Param("vendor"))
+	name := c.Param("vendor")
+	if bank := c.Param("bank"); bank != "" {
+		name = "snap:" + bank
+	}
+	vendor, err := s.vendors.Get(name)
 	if err != nil {
 		fail(c, models.ErrNotFound)
 		return
 	}
-	parser, ok := vendor.(callbackParser)
+	parser, ok := vendor.(vendors.CallbackParser)
 	if !ok {
 		fail(c, models.ErrNotFound)
 		return
 	}
-	result, ok := readSignedCallback(s, c, parser.ParseCallback)
+	relativeURL := c.Request.URL.RequestURI()
+	result, ok := readSignedCallback(s, c, func(h http.Header, body []byte, now time.Time) (vendors.PayoutResult, error) {
+		return parser.ParseCallback(relativeURL, h, body, now)
+	})
 	if !ok {
 		return
 	}
@@ -312,12 +320,6 @@ func (s *Server) handleVendorCallback(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, gin.H{"status": "accepted"})
-}
-
-// callbackParser is implemented by vendors that push payout results
-// (vendors.CallbackParser).
-type callbackParser interface {
-	ParseCallback(header http.Header, body []byte, now time.Time) (vendors.PayoutResult, error)
 }
 
 // readSignedCallback reads a partner's callback (a vendor's, the

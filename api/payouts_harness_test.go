@@ -73,7 +73,7 @@ type payoutEnv struct {
 	xwallet uuid.UUID
 	// snap is the SNAP BI bank "bca" simulated on a real socket (snap
 	// option), sending its signed notifications to the API's
-	// /vendor-callbacks/snap:bca; swallet is a funded wallet on snap:bca.
+	// /vendor-callbacks/snap/bca; swallet is a funded wallet on snap:bca.
 	snap    *snapSim
 	swallet uuid.UUID
 }
@@ -384,19 +384,20 @@ func (g *gate) pass() {
 // switchable wraps every vendor of r with the harness's switches (a gate
 // on Inquire, statusDown on Status). A wrapped vendor implements
 // vendors.Completer and vendors.CallbackParser exactly when the vendor it
-// wraps does, as the API and the operator commands check for them.
+// wraps does, and notifies exactly when it does, as the API, the payout
+// service and the operator commands check for them.
 func switchable(r vendors.Registry, inquiry *gate, statusDown *atomic.Bool, inquiries, statusChecks *atomic.Int64) vendors.Registry {
 	out := make(vendors.Registry, len(r))
 	for name, v := range r {
 		base := switchedVendor{Vendor: v, inquiry: inquiry, statusDown: statusDown, inquiries: inquiries, statusChecks: statusChecks}
 		completer, canComplete := v.(vendors.Completer)
-		parser, parsesCallbacks := v.(vendors.CallbackParser)
+		parser, parsesCallbacks := vendors.ReceiverOf(v)
 		switch {
 		case canComplete && parsesCallbacks:
 			out[name] = struct {
 				switchedVendor
 				vendors.Completer
-				vendors.CallbackParser
+				vendors.Receiver
 			}{base, completer, parser}
 		case canComplete:
 			out[name] = struct {
@@ -406,7 +407,7 @@ func switchable(r vendors.Registry, inquiry *gate, statusDown *atomic.Bool, inqu
 		case parsesCallbacks:
 			out[name] = struct {
 				switchedVendor
-				vendors.CallbackParser
+				vendors.Receiver
 			}{base, parser}
 		default:
 			out[name] = base

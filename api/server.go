@@ -209,6 +209,9 @@ func (s *Server) routes(queueRedis asynq.RedisConnOpt) {
 	// Vendors push payout results here, the acquirer payment results;
 	// each is verified by its own scheme.
 	e.POST("/vendor-callbacks/:vendor", s.handleVendorCallback)
+	// A SNAP bank's, snap:<bank> without the colon some bank portals
+	// refuse in a URL; /vendor-callbacks/snap:<bank> works too.
+	e.POST("/vendor-callbacks/snap/:bank", s.handleVendorCallback)
 	e.POST("/acquirer-callbacks/:acquirer", s.handleAcquirerCallback)
 	s.checkoutRoutes()
 }

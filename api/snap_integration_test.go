@@ -74,7 +74,7 @@ func newSnapSim(t *testing.T, db *gorm.DB, clock *testClock, completeAfter time.
 	t.Cleanup(api.Close)
 	bank := snapsim.New(snapsim.Options{PartnerPublicKey: &platform.PublicKey, ClientKey: snapClientKey, ClientSecret: snapClientSecret,
 		PartnerID: snapPartnerID, SourceAccountNo: snapSource, Now: clock.Now, CompleteAfter: completeAfter,
-		BankPrivateKey: bankKey, CallbackURL: api.URL + "/vendor-callbacks/snap:bca"})
+		BankPrivateKey: bankKey, CallbackURL: api.URL + snap.CallbackPath("bca")})
 	ts := httptest.NewServer(bank)
 	t.Cleanup(ts.Close)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -88,7 +88,7 @@ func newSnapSim(t *testing.T, db *gorm.DB, clock *testClock, completeAfter time.
 	})
 	v, err := snap.New(snap.Options{Bank: "bca", BaseURL: ts.URL, PartnerID: snapPartnerID, ClientKey: snapClientKey,
 		ClientSecret: snapClientSecret, ChannelID: "95221", SourceAccountNo: snapSource, PrivateKey: platform,
-		BankPublicKey: &bankKey.PublicKey, Store: snap.NewDBStore(db, "bca"), Now: clock.Now})
+		BankPublicKey: &bankKey.PublicKey, Notifications: true, Store: snap.NewDBStore(db, "bca"), Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func newSnapSim(t *testing.T, db *gorm.DB, clock *testClock, completeAfter time.
 
 // SNAP BI end to end: the api and a real worker against a simulated bank
 // over HTTP, its signed notifications reaching POST
-// /vendor-callbacks/snap:bca on a real socket, on the test database.
+// /vendor-callbacks/snap/bca on a real socket, on the test database.
 func TestSnapOverHTTP(t *testing.T) {
 	t.Parallel()
 	e := workerSetup(t, payoutSetup{snap: true, completeAfter: 300 * time.Millisecond})
@@ -231,4 +231,56 @@ func (e *payoutEnv) snapNotifications(t *testing.T, stuckID string) {
 		t.Fatal(err)
 	}
 	e.eventually(stuckID, models.StatusSuccess)
+}
+
+// A SNAP bank's notifications come to /vendor-callbacks/snap/bca, the
+// path to register at a bank's portal (no colon), or to the first one,
+// /vendor-callbacks/snap:bca. Each is verified over the path it came on:
+// one signed by the bank for the other path is refused 401.
+func TestSnapNotificationPaths(t *testing.T) {
+	t.Parallel()
+	e := setupPayouts(t, payoutSetup{snap: true})
+	r := e.create("snap-paths", payoutBody{wallet: e.swallet.String(), amount: "100000", bank: "bri",
+		account: sandbox.AccountStaysRequested, transferType: "BIFAST"})
+	if r.status/100 != 2 {
+		t.Fatalf("create: %d %s", r.status, r.body)
+	}
+	id := r.disbursement(t).ID
+	if got := e.status(id); got != models.StatusRequested {
+		t.Fatalf("created: %s, want REQUESTED", got)
+	}
+	reference := models.VendorReferenceFor(uuid.MustParse(id))
+	claim, _ := json.Marshal(snap.Notification{OriginalPartnerReferenceNo: reference, OriginalExternalID: snap.TransferExternalID(reference),
+		LatestTransactionStatus: "00", TransactionStatusDesc: "Success"})
+	post := func(signedFor, postedTo string) response {
+		t.Helper()
+		ts := snap.Timestamp(e.clock.Now())
+		sig, err := snap.SignNotify(e.snap.bankKey, http.MethodPost, signedFor, claim, ts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e.do(request{method: http.MethodPost, path: postedTo, body: claim,
+			headers: map[string]string{"X-SIGNATURE": sig, "X-TIMESTAMP": ts}})
+	}
+	colonFree, first := "/vendor-callbacks/snap/bca", "/vendor-callbacks/snap:bca"
+	if colonFree != snap.CallbackPath("bca") {
+		t.Fatalf("snap.CallbackPath = %s", snap.CallbackPath("bca"))
+	}
+	post(colonFree, first).expect(t, http.StatusUnauthorized, vendors.ErrInvalidCallback.Error())
+	post(first, colonFree).expect(t, http.StatusUnauthorized, vendors.ErrInvalidCallback.Error())
+	post("/vendor-callbacks/snap/bri", "/vendor-callbacks/snap/bri").expect(t, http.StatusNotFound, models.ErrNotFound.Error())
+	// Verified on either path; the bank's status inquiry still says 03.
+	post(first, first).expect(t, http.StatusOK, "")
+	post(colonFree, colonFree).expect(t, http.StatusOK, "")
+	if got := e.status(id); got != models.StatusRequested {
+		t.Fatalf("after notifications the bank does not confirm: %s, want REQUESTED", got)
+	}
+	// Paid at the bank: its notification on the colon-free path pays it.
+	if err := e.snap.bank.Complete(reference, vendors.PayoutSuccess, ""); err != nil {
+		t.Fatal(err)
+	}
+	post(colonFree, colonFree).expect(t, http.StatusOK, "")
+	if got := e.status(id); got != models.StatusSuccess {
+		t.Errorf("after the bank's confirmed notification: %s, want SUCCESS", got)
+	}
 }

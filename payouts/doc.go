@@ -28,8 +28,8 @@
 // final status changes nothing, and anything else contradicting a final
 // status is recorded in disbursement_late_results for operators and never
 // applied. A callback is confirmed with the vendor's status query first.
-// Paid payouts of poll-only vendors are watched for a return for
-// ReturnWatch.
+// Paid payouts of vendors that do not notify (vendors.Notifies) are
+// watched for a return, by status inquiry, for ReturnWatch.
 //
 // # Never pay twice, never lose a payout
 //

@@ -205,8 +205,8 @@ func (s *Service) recordLate(ctx context.Context, d *models.Disbursement, r vend
 // (one now for a whole batch, so that its moves group together). A vendor
 // that reports RETURNED for a payout still REQUESTED paid it and had it
 // returned: both steps are taken, so the ledger shows the payment and the
-// return. A poll-only vendor's payout reaching SUCCESS is watched for a
-// return (returnWatchStart).
+// return. The payout of a vendor that does not notify, reaching SUCCESS,
+// is watched for a return (returnWatchStart).
 func (s *Service) resultMoves(d *models.Disbursement, r vendors.PayoutResult, now time.Time) []Move {
 	var moves []Move
 	at := d.Status
@@ -235,8 +235,9 @@ func (s *Service) resultMoves(d *models.Disbursement, r vendors.PayoutResult, no
 	return moves
 }
 
-// Return watch: a vendor that never calls back (poll-only) is asked about
-// its paid payouts for returnWatch after they were paid: first
+// Return watch: a vendor that does not notify (vendors.Notifies: it has no
+// callbacks, or is configured without them) is asked about its paid
+// payouts for returnWatch after they were paid: first
 // firstReturnCheck after, then each time after as long again as the payout
 // has been paid (1, 2, 4, 8 minutes, ...), at most returnCheckCap apart.
 const (
@@ -245,15 +246,15 @@ const (
 )
 
 // returnWatchStart is when a payout of d's vendor reaching SUCCESS at now
-// is first asked about a return: zero (never) for a vendor that pushes its
-// results, which reports a return the same way, or with the watch off.
+// is first asked about a return: zero (never) for a vendor that notifies,
+// which reports a return the same way, or with the watch off.
 func (s *Service) returnWatchStart(d *models.Disbursement, now time.Time) time.Time {
 	if s.returnWatch <= 0 {
 		return time.Time{}
 	}
 	if v, err := s.vendors.Get(d.Vendor); err != nil {
 		return time.Time{}
-	} else if _, pushes := v.(vendors.CallbackParser); pushes {
+	} else if vendors.Notifies(v) {
 		return time.Time{}
 	}
 	return now.Add(firstReturnCheck)
@@ -269,7 +270,7 @@ func (s *Service) nextReturnCheck(d *models.Disbursement, now time.Time) *time.T
 	return &next
 }
 
-// checkReturn asks a poll-only vendor whether a paid payout it is watching
+// checkReturn asks a vendor that does not notify whether a paid payout it is watching
 // was returned, applies what it says (a return, or a contradiction kept
 // for operators) and sets the next check, or ends the watch.
 func (s *Service) checkReturn(ctx context.Context, d *models.Disbursement) error {

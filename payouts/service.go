@@ -39,7 +39,7 @@ type Service struct {
 	submitLease time.Duration
 	now         func() time.Time
 	metrics     Metrics // never nil
-	// returnWatch is how long paid payouts of poll-only vendors are asked
+	// returnWatch is how long paid payouts of vendors that do not notify are asked
 	// about a return; 0 or less: never.
 	returnWatch time.Duration
 
@@ -91,11 +91,11 @@ type Options struct {
 	// InquiryBudget bounds each client's creates refused after their
 	// account inquiry; nil: no bound.
 	InquiryBudget InquiryBudget
-	// ReturnWatch is how long a paid payout of a vendor that does not push
-	// its results (no vendors.CallbackParser) is asked about a return by
-	// the bank (DISBURSEMENT_RETURN_WATCH): 0 means the default, 72 hours;
-	// negative turns the watch off. Vendors that push results report
-	// returns the same way.
+	// ReturnWatch is how long a paid payout of a vendor that does not
+	// notify (vendors.Notifies: no callbacks, or configured without them)
+	// is asked about a return by status inquiry
+	// (DISBURSEMENT_RETURN_WATCH): 0 means the default, 72 hours; negative
+	// turns the watch off. Vendors that notify report returns the same way.
 	ReturnWatch time.Duration
 	// SubmitInline makes Create submit a fresh VERIFIED payout whose caller
 	// waits for it (CreateRequest.WaitsForSubmit: the API with

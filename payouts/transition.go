@@ -28,7 +28,8 @@ type Move struct {
 	// LockExpiresAt, when set, restarts the lock's clock (an approval).
 	LockExpiresAt time.Time
 	// NextCheckAt is when the worker should look at the row next; on
-	// SUCCESS, when a poll-only vendor is first asked about a return.
+	// SUCCESS, when a vendor that does not notify is first asked about a
+	// return.
 	NextCheckAt time.Time
 	// IfSubmitAttempts, when set, also guards on the stored count of submit
 	// attempts: an expiry must not race a submit that started meanwhile.

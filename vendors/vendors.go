@@ -190,11 +190,58 @@ type Completer interface {
 }
 
 // CallbackParser is implemented by vendors that push payout results to the
-// service. ParseCallback verifies the request (ErrInvalidCallback when the
-// signature is missing, wrong or outside a 5-minute window) and returns the result.
+// service. ParseCallback verifies the request that came on relativeURL
+// (its path and query as the request line carried them, which a vendor's
+// signature may cover): ErrInvalidCallback when the signature is missing,
+// wrong or outside a 5-minute window. It returns the result.
 type CallbackParser interface {
-	ParseCallback(header http.Header, body []byte, now time.Time) (PayoutResult, error)
+	ParseCallback(relativeURL string, header http.Header, body []byte, now time.Time) (PayoutResult, error)
 }
+
+// Notifying is implemented by a CallbackParser whose configuration decides
+// whether the vendor sends its results at all: a SNAP bank may send no
+// notifications, and callbacks the service cannot verify are none. A
+// CallbackParser without it is taken to notify.
+type Notifying interface {
+	Notifies() bool
+}
+
+// Notifies reports whether v pushes its payouts' results, returns
+// included: it parses callbacks and, when it says, is configured to. The
+// paid payouts of a vendor that does not are asked about a return by
+// status inquiry for the return watch.
+func Notifies(v Vendor) bool {
+	if _, ok := v.(CallbackParser); !ok {
+		return false
+	}
+	n, ok := v.(Notifying)
+	return !ok || n.Notifies()
+}
+
+// Receiver is a vendor's callback side as a wrapper of the vendor keeps
+// it: the parse, and whether the vendor notifies.
+type Receiver interface {
+	CallbackParser
+	Notifying
+}
+
+// ReceiverOf is v's callback side for a wrapper to embed, so that the
+// wrapper is a CallbackParser, and Notifies answers for it, exactly as for
+// v. ok is false when v parses no callbacks.
+func ReceiverOf(v Vendor) (Receiver, bool) {
+	p, ok := v.(CallbackParser)
+	if !ok {
+		return nil, false
+	}
+	return receiver{p, Notifies(v)}, true
+}
+
+type receiver struct {
+	CallbackParser
+	notifies bool
+}
+
+func (r receiver) Notifies() bool { return r.notifies }
 
 // ErrInvalidCallback: a vendor callback whose signature is missing, wrong or
 // outside the 5-minute window; the receiver must not act on it.

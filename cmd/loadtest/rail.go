@@ -15,6 +15,7 @@ import (
 	"github.com/payoutd/payoutd/internal/config"
 	"github.com/payoutd/payoutd/vendors"
 	"github.com/payoutd/payoutd/vendors/sandbox"
+	"github.com/payoutd/payoutd/vendors/snap"
 	"github.com/payoutd/payoutd/vendors/xendit"
 )
 
@@ -96,7 +97,7 @@ var rails = []railInfo{
 		name: "snap", summary: "SNAP BI bank " + snapRailBank + " served over HTTP by `payoutd vendorsim --provider snap`, notifications to the api",
 		vendor: snapRailVendor, simCommand: "payoutd vendorsim --provider snap --bank " + snapRailBank, rsaKeys: true,
 		simArgs: func(addr, apiBase string) []string {
-			return []string{"vendorsim", "--provider", "snap", "--bank", snapRailBank, "--addr", addr, "--callback-url", apiBase + "/vendor-callbacks/" + snapRailVendor}
+			return []string{"vendorsim", "--provider", "snap", "--bank", snapRailBank, "--addr", addr, "--callback-url", apiBase + snap.CallbackPath(snapRailBank)}
 		},
 		simEnv:     snapSimEnv,
 		serviceEnv: snapServiceEnv,

@@ -178,9 +178,11 @@ func TestRailTable(t *testing.T) {
 		if args[0] != "vendorsim" || !slices.Contains(args, "127.0.0.1:2") {
 			t.Errorf("%s: simulator arguments %q", r.name, args)
 		}
-		// simbank's callback path is the service's own (VENDORSIM_URL).
-		if r.vendor != sandbox.SimBank && !slices.Contains(args, "http://127.0.0.1:3/vendor-callbacks/"+r.vendor) {
-			t.Errorf("%s: simulator does not call back to the api's /vendor-callbacks/%s: %q", r.name, r.vendor, args)
+		// simbank's callback path is the service's own (VENDORSIM_URL); a
+		// SNAP bank's is the colon-free /vendor-callbacks/snap/<bank>.
+		path := "/vendor-callbacks/" + strings.Replace(r.vendor, "snap:", "snap/", 1)
+		if r.vendor != sandbox.SimBank && !slices.Contains(args, "http://127.0.0.1:3"+path) {
+			t.Errorf("%s: simulator does not call back to the api's %s: %q", r.name, path, args)
 		}
 	}
 }

@@ -16,7 +16,8 @@ import (
 // `payoutd dev --vendors=simulated-snap`: the demo's default wallet is on
 // snap:bca, a quote names the holder from the simulator's account inquiry,
 // a payout is paid over the simulator's HTTP and its signed notification
-// reaches the service's /vendor-callbacks/snap:bca.
+// reaches the service's /vendor-callbacks/snap/bca; the service says at
+// start that this rail's results come by notification.
 func TestDevSimulatedSnapPaysOverHTTP(t *testing.T) {
 	env := map[string]string{"HTTP_ADDR": "127.0.0.1:0", "DEV_DATA_DIR": t.TempDir(), "LOG_LEVEL": "info", "SANDBOX_COMPLETE_AFTER": "300ms",
 		// A real bank's configuration in the environment never reaches
@@ -34,7 +35,7 @@ func TestDevSimulatedSnapPaysOverHTTP(t *testing.T) {
 	walletID := bannerField(t, banner, `wallets\s+([0-9a-f-]{36})  BCA \(SNAP\) wallet \(snap:bca, default, balance 10000000\.0000\)`)
 	base := bannerField(t, banner, `Ready in \S+ at (http://\S+)`)
 	bannerField(t, banner, `SNAP BI simulator of BCA at (http://127\.0\.0\.1:\d+)`)
-	if !strings.Contains(banner, "signed transfer notifications to "+base+"/vendor-callbacks/snap:bca") {
+	if !strings.Contains(banner, "signed transfer notifications to "+base+"/vendor-callbacks/snap/bca") {
 		t.Errorf("banner does not say where the notifications go:\n%s", banner)
 	}
 
@@ -46,11 +47,14 @@ func TestDevSimulatedSnapPaysOverHTTP(t *testing.T) {
 	devEventually(t, base, apiKey, secret, id, "SUCCESS")
 
 	// What went over the wire, as the log shows a newcomer.
-	waitFor(t, log, `"msg":"simulator webhook","provider":"snap:bca","url":"`+base+`/vendor-callbacks/snap:bca","status":200`, 20*time.Second)
+	waitFor(t, log, `"msg":"simulator webhook","provider":"snap:bca","url":"`+base+`/vendor-callbacks/snap/bca","status":200`, 20*time.Second)
 	for _, path := range []string{"/v1.0/access-token/b2b", "/v1.0/account-inquiry-external", "/v1.0/transfer-interbank"} {
 		if s := log.String(); !strings.Contains(s, `"msg":"simulator request","provider":"snap:bca","method":"POST","path":"`+path+`","status":200`) {
 			t.Errorf("the log shows no %s at the simulator:\n%s", path, s)
 		}
+	}
+	if s := log.String(); !strings.Contains(s, `"msg":"rail results come by notification, each confirmed by status inquiry","vendor":"snap:bca"`) {
+		t.Errorf("the log does not say how snap:bca's results come:\n%s", s)
 	}
 	if s := log.String(); strings.Contains(s, "1234567890") || strings.Contains(s, "8880000001") || strings.Contains(s, "PRIVATE KEY") {
 		t.Error("the log shows an account number or a key")

@@ -28,7 +28,7 @@ flags:
                                        RSA keys made for the run: quotes name
                                        the holder from its account inquiry, and
                                        its signed notifications come back to
-                                       /vendor-callbacks/snap:bca
+                                       /vendor-callbacks/snap/bca
                    The first rail listed holds the demo's default wallet.
 
 environment: HTTP_ADDR, DEV_DATA_DIR, LOG_LEVEL, SANDBOX_COMPLETE_AFTER and the

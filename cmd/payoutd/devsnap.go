@@ -61,7 +61,7 @@ func newSimulatedSnap(o simOptions) (simulatedRail, error) {
 	// the only one the simulator lets transfers debit.
 	s.creds = config.SnapBank{Bank: devSnapBank, BaseURL: "http://" + ln.Addr().String(),
 		PartnerID: "DEVPARTNER" + randomHex(3), ClientKey: "dev-client-" + randomHex(8), ClientSecret: randomHex(24),
-		ChannelID: "95221", SourceAccount: "8880000001", PrivateKey: platform, BankPublicKey: &bank.PublicKey}
+		ChannelID: "95221", SourceAccount: "8880000001", PrivateKey: platform, BankPublicKey: &bank.PublicKey, Notifications: true}
 	vendor := s.creds.Vendor()
 	s.srv = simServer(wireLog(vendor, o.log, http.HandlerFunc(s.serveHTTP)), o.log)
 	return s, nil
@@ -94,7 +94,7 @@ func (s *simulatedSnap) serveHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *simulatedSnap) callbackURL(apiBase string) string {
-	return apiBase + snap.CallbackPathPrefix + s.creds.Vendor()
+	return apiBase + snap.CallbackPath(s.creds.Bank)
 }
 
 func (s *simulatedSnap) connect(apiBase string) error {

@@ -184,14 +184,14 @@ func snapRailKeys() (platform, bank *rsa.PrivateKey) {
 }
 
 // startSnapRail serves snapsim as the bank bca, whose signed notifications
-// go to callbackBase/snap:bca. The worker process reaches it as `payoutd`
+// go to callbackBase/snap/bca. The worker process reaches it as `payoutd`
 // would in production: SNAP_BANKS and the SNAP_BCA_* variables, the keys
 // in files; the in-process API through snap.New on the same database.
 func startSnapRail(t *testing.T, o railOptions) railSim {
 	platform, bankKey := snapRailKeys()
 	callbackURL := ""
 	if o.callbackBase != "" {
-		callbackURL = o.callbackBase + "/snap:" + snapRailBank
+		callbackURL = o.callbackBase + "/snap/" + snapRailBank
 	}
 	bank := snapsim.New(snapsim.Options{PartnerPublicKey: &platform.PublicKey, ClientKey: snapRailClientKey,
 		ClientSecret: snapRailSecret, PartnerID: snapRailPartner, SourceAccountNo: snapRailSource,
@@ -202,7 +202,7 @@ func startSnapRail(t *testing.T, o railOptions) railSim {
 		connect: func(t *testing.T, url string) (vendors.Registry, []string) {
 			v, err := snap.New(snap.Options{Bank: snapRailBank, BaseURL: url, PartnerID: snapRailPartner, ClientKey: snapRailClientKey,
 				ClientSecret: snapRailSecret, ChannelID: snapRailChannel, SourceAccountNo: snapRailSource, PrivateKey: platform,
-				BankPublicKey: &bankKey.PublicKey, Store: snap.NewDBStore(o.db, snapRailBank), Timeout: 2 * time.Second})
+				BankPublicKey: &bankKey.PublicKey, Notifications: true, Store: snap.NewDBStore(o.db, snapRailBank), Timeout: 2 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -19,6 +19,7 @@ import (
 	"github.com/payoutd/payoutd/internal/config"
 	"github.com/payoutd/payoutd/internal/logging"
 	"github.com/payoutd/payoutd/internal/safeurl"
+	"github.com/payoutd/payoutd/vendors/snap"
 	"github.com/payoutd/payoutd/vendors/snap/snapsim"
 )
 
@@ -178,12 +179,12 @@ func snapSimBankKey(bank string, getenv func(string) string) (*rsa.PrivateKey, s
 }
 
 // snapSimCallbackURL: --callback-url, else VENDORSIM_CALLBACK_URL with
-// /snap:<bank> appended, else none.
+// /snap/<bank> appended (the service's path for the bank), else none.
 func snapSimCallbackURL(bank, flagURL string, getenv func(string) string) (string, error) {
 	u := strings.TrimSpace(flagURL)
 	if u == "" {
 		if base := strings.TrimSpace(getenv("VENDORSIM_CALLBACK_URL")); base != "" {
-			u = strings.TrimRight(base, "/") + "/snap:" + bank
+			u = strings.TrimRight(base, "/") + "/snap/" + bank
 		}
 	}
 	if u == "" {
@@ -191,7 +192,7 @@ func snapSimCallbackURL(bank, flagURL string, getenv func(string) string) (strin
 	}
 	parsed, err := url.Parse(u)
 	if err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {
-		return "", fmt.Errorf("%s: want an http(s) URL such as http://127.0.0.1:8080/vendor-callbacks/snap:%s", safeurl.Setting("the snap callback URL", u), bank)
+		return "", fmt.Errorf("%s: want an http(s) URL such as http://127.0.0.1:8080%s", safeurl.Setting("the snap callback URL", u), snap.CallbackPath(bank))
 	}
 	return u, nil
 }

@@ -137,7 +137,7 @@ func TestVendorSimSnapServesAndNotifies(t *testing.T) {
 		t.Fatal(err)
 	}
 	v, err := snap.New(snap.Options{Bank: "bca", BaseURL: "http://" + addr[1], PartnerID: "CMDPARTNER", ClientKey: "cmd-client-key",
-		ClientSecret: "cmd-client-secret", ChannelID: "95221", SourceAccountNo: "8880001111", PrivateKey: platform, BankPublicKey: bankKey})
+		ClientSecret: "cmd-client-secret", ChannelID: "95221", SourceAccountNo: "8880001111", PrivateKey: platform, BankPublicKey: bankKey, Notifications: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,10 +151,10 @@ func TestVendorSimSnapServesAndNotifies(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("no notification") // a guard against hanging, not a timing assertion
 	}
-	if h.path != "/vendor-callbacks/snap:bca" {
+	if h.path != "/vendor-callbacks/snap/bca" {
 		t.Errorf("notification to %s", h.path)
 	}
-	got, err := v.ParseCallback(h.hdr, h.body, time.Now())
+	got, err := v.ParseCallback(h.path, h.hdr, h.body, time.Now())
 	if err != nil || got.Reference != "cmd-snap-ref" || got.Status != vendors.PayoutSuccess {
 		t.Errorf("ParseCallback = %+v, %v", got, err)
 	}

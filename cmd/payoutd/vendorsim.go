@@ -45,7 +45,7 @@ func runVendorSim(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	provider := fs.String("provider", "sandbox", "sandbox (simbank, simwallet), xendit (Xendit Payouts v2) or snap (a SNAP BI bank, with --bank)")
 	bank := fs.String("bank", "", "snap: the bank's slug (bca, bri, ...), whose SNAP_<BANK>_* variables are read")
 	addr := fs.String("addr", "", "listen address (default VENDORSIM_ADDR, else :8090)")
-	callbackURL := fs.String("callback-url", "", "xendit: where webhooks go (default XENDIT_CALLBACK_URL, else VENDORSIM_CALLBACK_URL/xendit); snap: where notifications go (default VENDORSIM_CALLBACK_URL/snap:<bank>)")
+	callbackURL := fs.String("callback-url", "", "xendit: where webhooks go (default XENDIT_CALLBACK_URL, else VENDORSIM_CALLBACK_URL/xendit); snap: where notifications go (default VENDORSIM_CALLBACK_URL/snap/<bank>)")
 	if slices.ContainsFunc(args, isHelpFlag) {
 		fs.SetOutput(stdout)
 		fmt.Fprintln(stdout, "usage: payoutd vendorsim [flags]\n\nServes simulated payout vendors over HTTP until SIGINT or SIGTERM (see README.md,\nSandbox vendor simulator).\n\nflags:")

@@ -120,7 +120,7 @@ func TestVendorSimServesAndCallsBack(t *testing.T) {
 	if r.URL.Path != "/vendor-callbacks/simwallet" {
 		t.Errorf("callback to %s", r.URL.Path)
 	}
-	got, err := c.ParseCallback(r.Header, body, time.Now())
+	got, err := c.ParseCallback(r.URL.RequestURI(), r.Header, body, time.Now())
 	if err != nil || got != (vendors.PayoutResult{Reference: "cmd-ref", Status: vendors.PayoutSuccess}) {
 		t.Errorf("ParseCallback = %+v, %v", got, err)
 	}

@@ -96,7 +96,7 @@ func TestVendorSimXenditServesAndCallsBack(t *testing.T) {
 	if h.path != "/vendor-callbacks/xendit" {
 		t.Errorf("webhook to %s", h.path)
 	}
-	got, err := v.ParseCallback(h.hdr, h.body, time.Now())
+	got, err := v.ParseCallback(h.path, h.hdr, h.body, time.Now())
 	if err != nil || got.Reference != "cmd-xnd-ref" || got.Status != vendors.PayoutSuccess {
 		t.Errorf("ParseCallback = %+v, %v", got, err)
 	}

@@ -141,6 +141,7 @@ func Build(ctx context.Context, cfg config.Config, o Options) (_ *App, err error
 			return nil, err
 		}
 		a.Vendors = a.Metrics.WrapVendors(a.Vendors)
+		logRailResults(slog.Default(), cfg, a.Vendors)
 	}
 	if a.Acquirer, err = Acquirer(cfg); err != nil {
 		return nil, err
@@ -358,7 +359,7 @@ func VendorRegistry(cfg config.Config, db *gorm.DB) (vendors.Registry, error) {
 func SnapVendor(b config.SnapBank, db *gorm.DB) (*snap.Vendor, error) {
 	o := snap.Options{Bank: b.Bank, BaseURL: b.BaseURL, PartnerID: b.PartnerID, ClientKey: b.ClientKey,
 		ClientSecret: b.ClientSecret, ChannelID: b.ChannelID, SourceAccountNo: b.SourceAccount,
-		PrivateKey: b.PrivateKey, BankPublicKey: b.BankPublicKey}
+		PrivateKey: b.PrivateKey, BankPublicKey: b.BankPublicKey, Notifications: b.Notifications}
 	if db != nil {
 		o.Store = snap.NewDBStore(db, b.Bank)
 	}
@@ -367,6 +368,36 @@ func SnapVendor(b config.SnapBank, db *gorm.DB) (*snap.Vendor, error) {
 		return nil, fmt.Errorf("%s: %w", b.Vendor(), err)
 	}
 	return v, nil
+}
+
+// logRailResults says, for Xendit and each SNAP bank configured, how the
+// rail's results reach the service: by notification, or by status inquiry
+// alone, its paid payouts then asked about returns for the return watch
+// (a warning when that watch is off: a return would go unseen).
+func logRailResults(log *slog.Logger, cfg config.Config, reg vendors.Registry) {
+	var rails []string
+	if cfg.XenditSecretKey != "" {
+		rails = append(rails, xendit.Name)
+	}
+	for _, b := range cfg.SnapBanks {
+		rails = append(rails, b.Vendor())
+	}
+	watch := cfg.PayoutReturnWatch()
+	for _, name := range rails {
+		v, err := reg.Get(name)
+		switch {
+		case err != nil:
+			continue
+		case vendors.Notifies(v):
+			log.Info("rail results come by notification, each confirmed by status inquiry", slog.String("vendor", name))
+		case watch > 0:
+			log.Info("rail results come by status inquiry; returns are watched by status inquiry for the return window after payment",
+				slog.String("vendor", name), slog.Duration("return_watch", watch))
+		default:
+			log.Warn("rail results come by status inquiry and the return watch is off (DISBURSEMENT_RETURN_WATCH=0): a return of a paid payout is not learnt",
+				slog.String("vendor", name))
+		}
+	}
 }
 
 // SharedRedis is an asynq.RedisConnOpt that hands asynq (its server,

@@ -1,9 +1,11 @@
 package app
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/rsa"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -82,5 +84,56 @@ func TestVendorRegistrySnap(t *testing.T) {
 		if len(reg) != 4 {
 			t.Errorf("VENDORSIM_URL=%q: vendors %v, want the two sandbox ones and two SNAP banks", sim, reg.Names())
 		}
+	}
+}
+
+// A SNAP bank configured without notifications (and so without the bank's
+// public key) starts, and its paid payouts are watched for returns: it
+// does not notify. The start log says, per rail, how its results come.
+func TestSnapNotificationsAndTheStartLog(t *testing.T) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Defaults()
+	cfg.XenditSecretKey, cfg.XenditCallbackToken = "xnd_development_k", "TOKEN"
+	cfg.SnapBanks = []config.SnapBank{
+		{Bank: "bca", BaseURL: "https://snap.bank.example", PartnerID: "P", ClientKey: "K", ClientSecret: "S", ChannelID: "95221",
+			SourceAccount: "8880001111", PrivateKey: key, BankPublicKey: &key.PublicKey, Notifications: true},
+		{Bank: "bri", BaseURL: "https://snap.bank.example", PartnerID: "P", ClientKey: "K", ClientSecret: "S", ChannelID: "95221",
+			SourceAccount: "8880001111", PrivateKey: key},
+	}
+	reg, err := VendorRegistry(cfg, nil)
+	if err != nil {
+		t.Fatalf("a SNAP bank without notifications or its public key: %v", err)
+	}
+	for name, want := range map[string]bool{"snap:bca": true, "snap:bri": false, xendit.Name: true} {
+		v, _ := reg.Get(name)
+		if got := vendors.Notifies(v); got != want {
+			t.Errorf("%s notifies: %v, want %v", name, got, want)
+		}
+	}
+
+	var buf bytes.Buffer
+	logRailResults(slog.New(slog.NewTextHandler(&buf, nil)), cfg, reg)
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	want := []string{
+		`level=INFO msg="rail results come by notification, each confirmed by status inquiry" vendor=xendit`,
+		`level=INFO msg="rail results come by notification, each confirmed by status inquiry" vendor=snap:bca`,
+		`level=INFO msg="rail results come by status inquiry; returns are watched by status inquiry for the return window after payment" vendor=snap:bri return_watch=72h0m0s`,
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("start log:\n%s\nwant one line per rail", buf.String())
+	}
+	for i, w := range want {
+		if !strings.HasSuffix(lines[i], w) {
+			t.Errorf("line %d: %s\nwant it to end %s", i, lines[i], w)
+		}
+	}
+	buf.Reset()
+	cfg.DisbursementReturnWatch = 0
+	logRailResults(slog.New(slog.NewTextHandler(&buf, nil)), cfg, reg)
+	if !strings.Contains(buf.String(), `level=WARN msg="rail results come by status inquiry and the return watch is off (DISBURSEMENT_RETURN_WATCH=0): a return of a paid payout is not learnt" vendor=snap:bri`) {
+		t.Errorf("watch off, start log:\n%s", buf.String())
 	}
 }

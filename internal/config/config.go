@@ -157,8 +157,9 @@ type Config struct {
 	MaxInFlight int
 
 	// DisbursementReturnWatch is how long a paid payout of a vendor that
-	// does not call back is asked about a return by the bank
-	// (DISBURSEMENT_RETURN_WATCH; 0 turns the watch off).
+	// does not notify (vendors.Notifies: the in-process sandbox, a SNAP
+	// bank without notifications) is asked about a return by status
+	// inquiry (DISBURSEMENT_RETURN_WATCH; 0 turns the watch off).
 	DisbursementReturnWatch time.Duration
 
 	// Each payout vendor's guard in each process (vendors/breaker): at

@@ -30,8 +30,13 @@ type SnapBank struct {
 	// SNAP_<B>_PRIVATE_KEY); its public half is registered with the bank.
 	PrivateKey *rsa.PrivateKey
 	// BankPublicKey verifies the bank's transfer notifications
-	// (SNAP_<B>_BANK_PUBLIC_KEY_FILE or SNAP_<B>_BANK_PUBLIC_KEY).
+	// (SNAP_<B>_BANK_PUBLIC_KEY_FILE or SNAP_<B>_BANK_PUBLIC_KEY);
+	// required with Notifications.
 	BankPublicKey *rsa.PublicKey
+	// Notifications says the bank sends transfer result notifications
+	// (SNAP_<B>_NOTIFICATIONS, on by default when BankPublicKey is set);
+	// without them its results and returns are learnt by status inquiry.
+	Notifications bool
 }
 
 // Vendor is the vendor name of the bank: "snap:<bank>".
@@ -41,8 +46,8 @@ func (b SnapBank) Vendor() string { return "snap:" + b.Bank }
 // client secret or the keys, and the last four digits of the source
 // account.
 func (b SnapBank) String() string {
-	return fmt.Sprintf("SnapBank{Bank:%s BaseURL:%s PartnerID:%s ClientKey:%s ChannelID:%s SourceAccount:%s ClientSecret:[redacted] PrivateKey:[redacted]}",
-		b.Bank, safeurl.Display(b.BaseURL), b.PartnerID, b.ClientKey, b.ChannelID, lastFour(b.SourceAccount))
+	return fmt.Sprintf("SnapBank{Bank:%s BaseURL:%s PartnerID:%s ClientKey:%s ChannelID:%s SourceAccount:%s Notifications:%t ClientSecret:[redacted] PrivateKey:[redacted]}",
+		b.Bank, safeurl.Display(b.BaseURL), b.PartnerID, b.ClientKey, b.ChannelID, lastFour(b.SourceAccount), b.Notifications)
 }
 
 // GoString is String, for %#v.
@@ -130,27 +135,42 @@ func (l *loader) snapBank(env models.Environment, slug string) (SnapBank, bool) 
 	if b.ClientSecret != "" && b.ClientSecret == b.ClientKey {
 		l.fail(fmt.Errorf("%sCLIENT_SECRET and %sCLIENT_KEY must differ: the key travels in every request header, the secret must not", p, p))
 	}
-	if raw, name, ok := l.pem(p+"PRIVATE_KEY", "the platform's RSA private key (PEM) that signs the access token request"); ok {
+	if raw, name, ok := l.pem(p+"PRIVATE_KEY", "the platform's RSA private key (PEM) that signs the access token request", true); ok {
 		if key, err := ParseRSAPrivateKey(raw); err != nil {
 			l.fail(fmt.Errorf("%s: %w", name, err))
 		} else {
 			b.PrivateKey = key
 		}
 	}
-	if raw, name, ok := l.pem(p+"BANK_PUBLIC_KEY", "the bank's RSA public key (PEM) that verifies its transfer notifications"); ok {
+	keyNamed := l.get(p+"BANK_PUBLIC_KEY_FILE") != "" || l.get(p+"BANK_PUBLIC_KEY") != ""
+	if raw, name, ok := l.pem(p+"BANK_PUBLIC_KEY", "the bank's RSA public key (PEM) that verifies its transfer notifications", false); ok {
 		if key, err := ParseRSAPublicKey(raw); err != nil {
 			l.fail(fmt.Errorf("%s: %w", name, err))
 		} else {
 			b.BankPublicKey = key
 		}
 	}
+	switch v := l.get(p + "NOTIFICATIONS"); strings.ToLower(v) {
+	case "":
+		b.Notifications = keyNamed
+	case "on":
+		b.Notifications = true
+		if !keyNamed {
+			l.fail(fmt.Errorf("%sNOTIFICATIONS=on needs the bank's public key, which verifies the notifications: set %sBANK_PUBLIC_KEY_FILE (or %sBANK_PUBLIC_KEY), or %sNOTIFICATIONS=off to learn results and returns by status inquiry",
+				p, p, p, p))
+		}
+	case "off":
+	default:
+		l.fail(fmt.Errorf("%sNOTIFICATIONS=%q: want on (the bank sends transfer result notifications) or off (results and returns by status inquiry)", p, v))
+	}
 	return b, len(l.errs) == before
 }
 
 // pem reads a PEM from NAME_FILE (a path) or NAME (inline, with real
-// newlines or "\n"); exactly one of them. It returns the PEM and the name
-// of the variable it came from. Nothing read is ever put in an error.
-func (l *loader) pem(name, what string) ([]byte, string, bool) {
+// newlines or "\n"); at most one of them, and one when required. It
+// returns the PEM and the name of the variable it came from; ok is false
+// when there is none. Nothing read is ever put in an error.
+func (l *loader) pem(name, what string, required bool) ([]byte, string, bool) {
 	file, inline := l.get(name+"_FILE"), l.get(name)
 	switch {
 	case file != "" && inline != "":
@@ -169,7 +189,9 @@ func (l *loader) pem(name, what string) ([]byte, string, bool) {
 		}
 		return []byte(inline), name, true
 	}
-	l.fail(fmt.Errorf("%s_FILE (or %s) is required: %s", name, name, what))
+	if required {
+		l.fail(fmt.Errorf("%s_FILE (or %s) is required: %s", name, name, what))
+	}
 	return nil, "", false
 }
 

@@ -100,7 +100,6 @@ func TestSnapSettings(t *testing.T) {
 		{name: "missing channel", change: map[string]string{"SNAP_BCA_CHANNEL_ID": ""}, wantErr: "SNAP_BCA_CHANNEL_ID is required"},
 		{name: "missing source", change: map[string]string{"SNAP_BCA_SOURCE_ACCOUNT": ""}, wantErr: "SNAP_BCA_SOURCE_ACCOUNT is required"},
 		{name: "missing private key", change: map[string]string{"SNAP_BCA_PRIVATE_KEY_FILE": ""}, wantErr: "SNAP_BCA_PRIVATE_KEY_FILE (or SNAP_BCA_PRIVATE_KEY) is required"},
-		{name: "missing bank key", change: map[string]string{"SNAP_BCA_BANK_PUBLIC_KEY_FILE": ""}, wantErr: "SNAP_BCA_BANK_PUBLIC_KEY_FILE (or SNAP_BCA_BANK_PUBLIC_KEY) is required"},
 		{name: "both key forms", change: map[string]string{"SNAP_BCA_PRIVATE_KEY": string(inlinePEM)}, wantErr: "SNAP_BCA_PRIVATE_KEY_FILE and SNAP_BCA_PRIVATE_KEY are both set"},
 		{name: "unreadable key", change: map[string]string{"SNAP_BCA_PRIVATE_KEY_FILE": keys["missing"]}, wantErr: "SNAP_BCA_PRIVATE_KEY_FILE=" + fmt.Sprintf("%q", keys["missing"]) + ": cannot read it"},
 		{name: "not PEM", change: map[string]string{"SNAP_BCA_PRIVATE_KEY_FILE": keys["junk"]}, wantErr: "SNAP_BCA_PRIVATE_KEY_FILE=" + fmt.Sprintf("%q", keys["junk"]) + ": not a PEM private key"},
@@ -148,6 +147,61 @@ func TestSnapSettings(t *testing.T) {
 			t.Errorf("%s: bank %v", tt.name, b)
 		}
 	}
+}
+
+// SNAP_<B>_NOTIFICATIONS: on by default with the bank's public key, off
+// without it (the bank need not send notifications, and then needs no
+// key); on without the key refuses the start, saying what to set.
+func TestSnapNotifications(t *testing.T) {
+	keys := snapKeys(t)
+	const noKey = "SNAP_BCA_NOTIFICATIONS=on needs the bank's public key, which verifies the notifications: set SNAP_BCA_BANK_PUBLIC_KEY_FILE (or SNAP_BCA_BANK_PUBLIC_KEY), or SNAP_BCA_NOTIFICATIONS=off to learn results and returns by status inquiry"
+	for _, tt := range []struct {
+		name    string
+		change  map[string]string // "" deletes
+		want    bool
+		wantErr string
+	}{
+		{name: "default with the key", want: true},
+		{name: "default without the key", change: map[string]string{"SNAP_BCA_BANK_PUBLIC_KEY_FILE": ""}},
+		{name: "off without the key", change: map[string]string{"SNAP_BCA_BANK_PUBLIC_KEY_FILE": "", "SNAP_BCA_NOTIFICATIONS": "off"}},
+		{name: "off with the key", change: map[string]string{"SNAP_BCA_NOTIFICATIONS": "OFF"}},
+		{name: "on with the key", change: map[string]string{"SNAP_BCA_NOTIFICATIONS": "on"}, want: true},
+		{name: "on with the key inline", change: map[string]string{"SNAP_BCA_BANK_PUBLIC_KEY_FILE": "", "SNAP_BCA_BANK_PUBLIC_KEY": mustRead(t, keys["public"]), "SNAP_BCA_NOTIFICATIONS": "on"}, want: true},
+		{name: "on without the key", change: map[string]string{"SNAP_BCA_BANK_PUBLIC_KEY_FILE": "", "SNAP_BCA_NOTIFICATIONS": "on"}, wantErr: noKey},
+		{name: "neither on nor off", change: map[string]string{"SNAP_BCA_NOTIFICATIONS": "yes"}, wantErr: `SNAP_BCA_NOTIFICATIONS="yes": want on`},
+	} {
+		env := snapEnv(keys)
+		for k, v := range tt.change {
+			if v == "" {
+				delete(env, k)
+			} else {
+				env[k] = v
+			}
+		}
+		c, err := Load(func(k string) string { return env[k] }, Defaults())
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%s: error %v, want one containing %q", tt.name, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+			continue
+		}
+		if b := c.SnapBanks[0]; b.Notifications != tt.want || (b.BankPublicKey != nil) != (env["SNAP_BCA_BANK_PUBLIC_KEY_FILE"] != "" || env["SNAP_BCA_BANK_PUBLIC_KEY"] != "") {
+			t.Errorf("%s: notifications %v (key %v), want %v", tt.name, b.Notifications, b.BankPublicKey != nil, tt.want)
+		}
+	}
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // Printing the configuration shows no SNAP secret and no full source

@@ -18,6 +18,7 @@ import (
 	"github.com/payoutd/payoutd/vendors"
 	"github.com/payoutd/payoutd/vendors/sandbox"
 	"github.com/payoutd/payoutd/vendors/vendorsim"
+	"github.com/payoutd/payoutd/vendors/xendit"
 	"github.com/payoutd/payoutd/webhooks"
 )
 
@@ -71,17 +72,31 @@ func TestWrappedVendorsKeepOptionalInterfaces(t *testing.T) {
 		t.Fatal(err)
 	}
 	sim, _ := m.WrapVendors(simReg).Get(sandbox.SimBank)
-	parser, ok := sim.(interface {
-		ParseCallback(header http.Header, body []byte, now time.Time) (vendors.PayoutResult, error)
-	})
+	parser, ok := sim.(vendors.CallbackParser)
 	if !ok {
 		t.Fatal("wrapped HTTP vendor lost ParseCallback")
 	}
 	if _, ok := sim.(vendors.Completer); !ok {
 		t.Error("wrapped HTTP vendor lost Complete")
 	}
-	if _, err := parser.ParseCallback(http.Header{}, []byte(`{}`), time.Now()); !errors.Is(err, vendors.ErrInvalidCallback) {
+	if _, err := parser.ParseCallback("/vendor-callbacks/simbank", http.Header{}, []byte(`{}`), time.Now()); !errors.Is(err, vendors.ErrInvalidCallback) {
 		t.Errorf("ParseCallback(unsigned) = %v, want the vendor's ErrInvalidCallback", err)
+	}
+
+	// Whether the vendor notifies (and so whether its paid payouts are
+	// watched for returns) reads the same through the wrapper.
+	for token, want := range map[string]bool{"": false, "callback-token": true} {
+		x, err := xendit.New(xendit.Options{SecretKey: "xnd_development_k", CallbackToken: token})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wrapped, _ := m.WrapVendors(vendors.NewRegistry(x)).Get(xendit.Name)
+		if got := vendors.Notifies(wrapped); got != want {
+			t.Errorf("wrapped xendit with token %q notifies: %v, want %v", token, got, want)
+		}
+	}
+	if vendors.Notifies(simbank) {
+		t.Error("the wrapped in-process sandbox notifies")
 	}
 }
 

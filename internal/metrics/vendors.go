@@ -13,7 +13,8 @@ import (
 // WrapVendors returns the registry with every vendor counting its calls
 // in payoutd_vendor_calls_total. A wrapped vendor implements
 // vendors.Completer and vendors.CallbackParser exactly when the vendor it
-// wraps does (and vendors.BatchSubmitter always, through vendors.SubmitAll), so callers' type assertions answer as before. A nil m
+// wraps does, notifies (vendors.Notifies) exactly when it does (and
+// implements vendors.BatchSubmitter always, through vendors.SubmitAll), so callers' type assertions answer as before. A nil m
 // returns r as it is.
 func (m *Metrics) WrapVendors(r vendors.Registry) vendors.Registry {
 	if m == nil {
@@ -29,13 +30,13 @@ func (m *Metrics) WrapVendors(r vendors.Registry) vendors.Registry {
 func (m *Metrics) wrapVendor(v vendors.Vendor) vendors.Vendor {
 	base := countingVendor{Vendor: v, m: m}
 	completer, canComplete := v.(vendors.Completer)
-	parser, parsesCallbacks := v.(vendors.CallbackParser)
+	parser, parsesCallbacks := vendors.ReceiverOf(v)
 	switch {
 	case canComplete && parsesCallbacks:
 		return struct {
 			countingVendor
 			vendors.Completer
-			vendors.CallbackParser
+			vendors.Receiver
 		}{base, completer, parser}
 	case canComplete:
 		return struct {
@@ -45,7 +46,7 @@ func (m *Metrics) wrapVendor(v vendors.Vendor) vendors.Vendor {
 	case parsesCallbacks:
 		return struct {
 			countingVendor
-			vendors.CallbackParser
+			vendors.Receiver
 		}{base, parser}
 	}
 	return base

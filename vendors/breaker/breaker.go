@@ -343,7 +343,8 @@ func (s *Set) Statuses() []Status {
 // Wrap returns r with every vendor guarded, and the guards. A guarded
 // vendor implements vendors.Completer and vendors.CallbackParser exactly
 // when the vendor it wraps does (both pass through unguarded: an
-// operator's sandbox tool, and a parse of a request the vendor sent), and
+// operator's sandbox tool, and a parse of a request the vendor sent),
+// notifies (vendors.Notifies) exactly when it does, and
 // vendors.BatchSubmitter always.
 func Wrap(r vendors.Registry, o Options) (vendors.Registry, *Set) {
 	o = o.withDefaults()
@@ -360,13 +361,13 @@ func Wrap(r vendors.Registry, o Options) (vendors.Registry, *Set) {
 func wrapVendor(v vendors.Vendor, g *Guard) vendors.Vendor {
 	base := guarded{Vendor: v, g: g}
 	completer, canComplete := v.(vendors.Completer)
-	parser, parsesCallbacks := v.(vendors.CallbackParser)
+	parser, parsesCallbacks := vendors.ReceiverOf(v)
 	switch {
 	case canComplete && parsesCallbacks:
 		return struct {
 			guarded
 			vendors.Completer
-			vendors.CallbackParser
+			vendors.Receiver
 		}{base, completer, parser}
 	case canComplete:
 		return struct {
@@ -376,7 +377,7 @@ func wrapVendor(v vendors.Vendor, g *Guard) vendors.Vendor {
 	case parsesCallbacks:
 		return struct {
 			guarded
-			vendors.CallbackParser
+			vendors.Receiver
 		}{base, parser}
 	}
 	return base

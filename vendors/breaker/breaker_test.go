@@ -309,17 +309,30 @@ func TestCallerCancelDoesNotCount(t *testing.T) {
 
 type callbackVendor struct{ fakeVendor }
 
-func (*callbackVendor) ParseCallback(http.Header, []byte, time.Time) (vendors.PayoutResult, error) {
+func (*callbackVendor) ParseCallback(string, http.Header, []byte, time.Time) (vendors.PayoutResult, error) {
 	return vendors.PayoutResult{}, nil
 }
 
+// silentVendor parses callbacks but is configured without them.
+type silentVendor struct{ callbackVendor }
+
+func (*silentVendor) Name() string   { return "silent" }
+func (*silentVendor) Notifies() bool { return false }
+
 func TestWrapKeepsOptionalInterfaces(t *testing.T) {
-	reg, _ := Wrap(vendors.NewRegistry(&fakeVendor{}, &namedCallbackVendor{}), Options{})
+	reg, _ := Wrap(vendors.NewRegistry(&fakeVendor{}, &namedCallbackVendor{}, &silentVendor{}), Options{})
 	if _, ok := reg["fake"].(vendors.CallbackParser); ok {
 		t.Error("a vendor without callbacks must not gain ParseCallback")
 	}
 	if _, ok := reg["withcallbacks"].(vendors.CallbackParser); !ok {
 		t.Error("a vendor with callbacks must keep ParseCallback")
+	}
+	// Whether a paid payout is watched for a return reads this through
+	// the wrapper.
+	for name, want := range map[string]bool{"fake": false, "withcallbacks": true, "silent": false} {
+		if got := vendors.Notifies(reg[name]); got != want {
+			t.Errorf("wrapped %s notifies: %v, want %v as unwrapped", name, got, want)
+		}
 	}
 	if _, ok := reg["fake"].(vendors.BatchSubmitter); !ok {
 		t.Error("a guarded vendor takes batches (per payout inside)")

@@ -49,10 +49,12 @@
 //   - [FP-SIG]: Faspay, "Signature SNAP" (the asymmetric string to sign),
 //     https://docs.faspay.co.id/merchant-integration/api-reference-1/snap/signature-snap
 //
-// Transfer result notifications (ParseCallback) are verified with the
-// bank's public key over the service's callback path and a five-minute
+// Transfer result notifications (ParseCallback), when the bank is
+// configured to send them (Options.Notifications), are verified with the
+// bank's public key over the path they came on and a five-minute
 // X-TIMESTAMP window, then confirmed with the status inquiry by the
-// caller: no notification alone moves money.
+// caller: no notification alone moves money. Without them the status
+// inquiry alone tells results and returns.
 //
 // Secrets (client secret, private key, access tokens) and full account
 // numbers are never logged or put in errors: errors name the responseCode,

@@ -20,9 +20,11 @@ import (
 // notification ([BNC-NOTIFY] "SNAP Service Code 52").
 const ServiceTransferNotify = "52"
 
-// CallbackPathPrefix is where the service receives vendor callbacks; a
-// bank's notifications arrive at CallbackPathPrefix + "snap:<bank>".
-const CallbackPathPrefix = "/vendor-callbacks/"
+// CallbackPath is the path of the service's URL to register at the bank
+// (a slug, "bca") for its notifications: /vendor-callbacks/snap/<bank>.
+// The service also takes them at /vendor-callbacks/snap:<bank>, its first
+// path, whose colon some bank portals refuse in a URL.
+func CallbackPath(bank string) string { return "/vendor-callbacks/snap/" + strings.ToLower(bank) }
 
 // DefaultNotifyWindow is how far a notification's X-TIMESTAMP may be from
 // the receiver's clock, either way. [BI-SNAP] fixes no window; five
@@ -92,16 +94,22 @@ func VerifyNotify(pub *rsa.PublicKey, method, relativeURL string, body []byte, t
 	return rsa.VerifyPKCS1v15(pub, crypto.SHA256, h[:], sig) == nil
 }
 
+// Notifies implements vendors.Notifying: Options.Notifications.
+func (v *Vendor) Notifies() bool { return v.o.Notifications }
+
 // ParseCallback implements vendors.CallbackParser for the bank's transfer
-// result notifications, received at Options.CallbackPath. It verifies the
-// X-SIGNATURE with Options.BankPublicKey over that path, and refuses an
-// X-TIMESTAMP missing or further than Options.NotifyWindow from now (a
-// replay): both are vendors.ErrInvalidCallback. A verified body that is no
-// final result is an error of its own. The result is a claim: the caller
-// confirms it with Status before it changes anything.
-func (v *Vendor) ParseCallback(header http.Header, body []byte, now time.Time) (vendors.PayoutResult, error) {
-	if v.o.BankPublicKey == nil {
-		return vendors.PayoutResult{}, fmt.Errorf("%w: %s has no bank public key to verify notifications with", vendors.ErrInvalidCallback, v.Name())
+// result notifications. It verifies the X-SIGNATURE with
+// Options.BankPublicKey over relativeURL, the path the notification came
+// on (the bank signs the one it posts to, so one signed for another path
+// fails), and refuses an X-TIMESTAMP missing or further than
+// Options.NotifyWindow from now (a replay): both are
+// vendors.ErrInvalidCallback, and so is every notification with
+// Options.Notifications off. A verified body that is no final result is an
+// error of its own. The result is a claim: the caller confirms it with
+// Status before it changes anything.
+func (v *Vendor) ParseCallback(relativeURL string, header http.Header, body []byte, now time.Time) (vendors.PayoutResult, error) {
+	if !v.o.Notifications {
+		return vendors.PayoutResult{}, fmt.Errorf("%w: %s is configured without notifications (its results come by status inquiry)", vendors.ErrInvalidCallback, v.Name())
 	}
 	ts := header.Get("X-TIMESTAMP")
 	at, err := ParseTimestamp(ts)
@@ -111,7 +119,7 @@ func (v *Vendor) ParseCallback(header http.Header, body []byte, now time.Time) (
 	if d := now.Sub(at); d > v.o.NotifyWindow || d < -v.o.NotifyWindow {
 		return vendors.PayoutResult{}, fmt.Errorf("%w: X-TIMESTAMP %s is more than %s from now", vendors.ErrInvalidCallback, ts, v.o.NotifyWindow)
 	}
-	if !VerifyNotify(v.o.BankPublicKey, http.MethodPost, v.o.CallbackPath, body, ts, header.Get("X-SIGNATURE")) {
+	if !VerifyNotify(v.o.BankPublicKey, http.MethodPost, relativeURL, body, ts, header.Get("X-SIGNATURE")) {
 		return vendors.PayoutResult{}, fmt.Errorf("%w: X-SIGNATURE missing or wrong", vendors.ErrInvalidCallback)
 	}
 	var n Notification

@@ -3,6 +3,7 @@ package snap
 import (
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,7 +52,7 @@ func TestKATNotifySignature(t *testing.T) {
 func TestParseCallback(t *testing.T) {
 	key := loadTestKey(t)
 	v, err := New(Options{Bank: "bca", BaseURL: "https://bank.example", PartnerID: "P", ClientKey: "K", ClientSecret: "S",
-		ChannelID: "1", SourceAccountNo: "8880001111", PrivateKey: key, BankPublicKey: &key.PublicKey})
+		ChannelID: "1", SourceAccountNo: "8880001111", PrivateKey: key, BankPublicKey: &key.PublicKey, Notifications: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,12 +63,12 @@ func TestParseCallback(t *testing.T) {
 		h.Set("X-TIMESTAMP", ts)
 		return h
 	}
-	res, err := v.ParseCallback(hdr(katNotifySignature, katTimestamp), []byte(katNotifyBody), at.Add(time.Minute))
+	res, err := v.ParseCallback(katNotifyPath, hdr(katNotifySignature, katTimestamp), []byte(katNotifyBody), at.Add(time.Minute))
 	if err != nil || res.Reference != "pd-kat" || res.Status != vendors.PayoutSuccess {
 		t.Fatalf("ParseCallback = %+v, %v", res, err)
 	}
 	pretty := []byte("{\n  \"originalReferenceNo\": \"SIM000000000007\",\n  \"originalPartnerReferenceNo\": \"pd-kat\",\n  \"latestTransactionStatus\": \"00\",\n  \"transactionStatusDesc\": \"Success\"\n}")
-	if _, err := v.ParseCallback(hdr(katNotifySignature, katTimestamp), pretty, at); err != nil {
+	if _, err := v.ParseCallback(katNotifyPath, hdr(katNotifySignature, katTimestamp), pretty, at); err != nil {
 		t.Errorf("the same body pretty-printed: %v", err)
 	}
 	sign := func(body string) string {
@@ -92,7 +93,7 @@ func TestParseCallback(t *testing.T) {
 		{"no reference", hdr(sign(`{"latestTransactionStatus":"00"}`), katTimestamp), `{"latestTransactionStatus":"00"}`, at, false},
 		{"not JSON", hdr(sign(`[`), katTimestamp), `[`, at, true}, // BodyHash fails: no signature verifies
 	} {
-		_, err := v.ParseCallback(tt.h, []byte(tt.body), tt.now)
+		_, err := v.ParseCallback(katNotifyPath, tt.h, []byte(tt.body), tt.now)
 		if err == nil || errors.Is(err, vendors.ErrInvalidCallback) != tt.signature {
 			t.Errorf("%s: %v (ErrInvalidCallback wanted: %v)", tt.name, err, tt.signature)
 		}
@@ -100,14 +101,85 @@ func TestParseCallback(t *testing.T) {
 	// Refunded and failed carry a reason.
 	for latest, want := range map[string]vendors.PayoutStatus{"04": vendors.PayoutReturned, "06": vendors.PayoutFailed} {
 		body := `{"originalPartnerReferenceNo":"pd-kat","latestTransactionStatus":"` + latest + `"}`
-		res, err := v.ParseCallback(hdr(sign(body), katTimestamp), []byte(body), at)
+		res, err := v.ParseCallback(katNotifyPath, hdr(sign(body), katTimestamp), []byte(body), at)
 		if err != nil || res.Status != want || res.FailureReason == "" {
 			t.Errorf("%s: %+v, %v", latest, res, err)
 		}
 	}
 	// Without the bank's key nothing verifies.
 	v.o.BankPublicKey = nil
-	if _, err := v.ParseCallback(hdr(katNotifySignature, katTimestamp), []byte(katNotifyBody), at); !errors.Is(err, vendors.ErrInvalidCallback) {
+	if _, err := v.ParseCallback(katNotifyPath, hdr(katNotifySignature, katTimestamp), []byte(katNotifyBody), at); !errors.Is(err, vendors.ErrInvalidCallback) {
 		t.Errorf("no bank key: %v", err)
+	}
+}
+
+// The bank signs the path it posts to: a notification verifies on the
+// path it was signed for, the colon-free one or the first one, and on no
+// other.
+func TestParseCallbackOverThePathItCameOn(t *testing.T) {
+	key := loadTestKey(t)
+	v, err := New(Options{Bank: "bca", BaseURL: "https://bank.example", PartnerID: "P", ClientKey: "K", ClientSecret: "S",
+		ChannelID: "1", SourceAccountNo: "8880001111", PrivateKey: key, BankPublicKey: &key.PublicKey, Notifications: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if CallbackPath("BCA") != "/vendor-callbacks/snap/bca" {
+		t.Fatalf("CallbackPath = %s", CallbackPath("BCA"))
+	}
+	at, _ := ParseTimestamp(katTimestamp)
+	paths := []string{CallbackPath("bca"), katNotifyPath}
+	for _, signedFor := range paths {
+		sig, err := SignNotify(key, "POST", signedFor, []byte(katNotifyBody), katTimestamp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := http.Header{}
+		h.Set("X-SIGNATURE", sig)
+		h.Set("X-TIMESTAMP", katTimestamp)
+		for _, cameOn := range paths {
+			res, err := v.ParseCallback(cameOn, h, []byte(katNotifyBody), at)
+			switch {
+			case cameOn == signedFor && (err != nil || res.Reference != "pd-kat"):
+				t.Errorf("signed for and posted to %s: %+v, %v", cameOn, res, err)
+			case cameOn != signedFor && !errors.Is(err, vendors.ErrInvalidCallback):
+				t.Errorf("signed for %s, posted to %s: %v, want ErrInvalidCallback", signedFor, cameOn, err)
+			}
+		}
+	}
+}
+
+// A bank configured without notifications needs no public key to start,
+// does not notify (its paid payouts are watched for returns), and refuses
+// every notification, a well signed one too. With notifications the key
+// is required.
+func TestNotificationsOff(t *testing.T) {
+	key := loadTestKey(t)
+	o := Options{Bank: "bca", BaseURL: "https://bank.example", PartnerID: "P", ClientKey: "K", ClientSecret: "S",
+		ChannelID: "1", SourceAccountNo: "8880001111", PrivateKey: key}
+	v, err := New(o)
+	if err != nil {
+		t.Fatalf("no notifications, no bank key: %v", err)
+	}
+	if v.Notifies() || vendors.Notifies(v) {
+		t.Error("a bank without notifications notifies")
+	}
+	o.BankPublicKey = &key.PublicKey
+	if v, err = New(o); err != nil {
+		t.Fatal(err)
+	}
+	at, _ := ParseTimestamp(katTimestamp)
+	h := http.Header{}
+	h.Set("X-SIGNATURE", katNotifySignature)
+	h.Set("X-TIMESTAMP", katTimestamp)
+	if _, err := v.ParseCallback(katNotifyPath, h, []byte(katNotifyBody), at); !errors.Is(err, vendors.ErrInvalidCallback) {
+		t.Errorf("notifications off, a well signed notification: %v, want ErrInvalidCallback", err)
+	}
+	o.Notifications, o.BankPublicKey = true, nil
+	if _, err := New(o); err == nil || !strings.Contains(err.Error(), "BankPublicKey") {
+		t.Errorf("notifications without the bank key: %v", err)
+	}
+	o.BankPublicKey = &key.PublicKey
+	if v, err = New(o); err != nil || !vendors.Notifies(v) {
+		t.Errorf("notifications with the bank key: notifies %v, %v", err == nil && vendors.Notifies(v), err)
 	}
 }

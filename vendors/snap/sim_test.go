@@ -409,7 +409,7 @@ func TestSimulatorNotifications(t *testing.T) {
 		b, _ := io.ReadAll(r.Body)
 		mu.Lock()
 		defer mu.Unlock()
-		if r.URL.Path != "/vendor-callbacks/snap:bca" {
+		if r.URL.Path != snap.CallbackPath("bca") {
 			w.WriteHeader(http.StatusNotFound)
 			return
 		}
@@ -425,12 +425,12 @@ func TestSimulatorNotifications(t *testing.T) {
 	bank := snapsim.New(snapsim.Options{
 		PartnerPublicKey: &key.PublicKey, ClientKey: clientKey, ClientSecret: clientSecret, PartnerID: partnerID,
 		SourceAccountNo: sourceAcct, Now: clock.Now, CompleteAfter: sandboxtest.CompleteAfter,
-		BankPrivateKey: key, CallbackURL: recv.URL + "/vendor-callbacks/snap:bca",
+		BankPrivateKey: key, CallbackURL: recv.URL + snap.CallbackPath("bca"),
 	})
 	srv := httptest.NewServer(bank)
 	defer srv.Close()
 	v, err := snap.New(snap.Options{Bank: "bca", BaseURL: srv.URL, PartnerID: partnerID, ClientKey: clientKey, ClientSecret: clientSecret,
-		ChannelID: "95221", PrivateKey: key, BankPublicKey: &key.PublicKey, SourceAccountNo: sourceAcct, Now: clock.Now})
+		ChannelID: "95221", PrivateKey: key, BankPublicKey: &key.PublicKey, Notifications: true, SourceAccountNo: sourceAcct, Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -465,7 +465,7 @@ func TestSimulatorNotifications(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	for _, n := range notes {
-		res, err := v.ParseCallback(n.hdr, n.body, clock.Now())
+		res, err := v.ParseCallback(snap.CallbackPath("bca"), n.hdr, n.body, clock.Now())
 		if err != nil {
 			t.Fatalf("ParseCallback: %v", err)
 		}
@@ -483,7 +483,7 @@ func TestSimulatorNotifications(t *testing.T) {
 		t.Errorf("returned: notified %v, want SUCCESS then RETURNED", r)
 	}
 	// Another clock far ahead: the same notification is stale.
-	if _, err := v.ParseCallback(notes[0].hdr, notes[0].body, clock.Now().Add(time.Hour)); !errors.Is(err, vendors.ErrInvalidCallback) {
+	if _, err := v.ParseCallback(snap.CallbackPath("bca"), notes[0].hdr, notes[0].body, clock.Now().Add(time.Hour)); !errors.Is(err, vendors.ErrInvalidCallback) {
 		t.Errorf("stale notification: %v", err)
 	}
 }

@@ -23,7 +23,7 @@ import (
 )
 
 // Options configure a Vendor. Everything but HTTPClient, Now, Store,
-// BankPublicKey, CallbackPath, NotifyWindow and Timeout is required.
+// Notifications, BankPublicKey, NotifyWindow and Timeout is required.
 type Options struct {
 	Bank         string // our bank, lowercase slug ("bca"): Name is "snap:<Bank>"
 	BaseURL      string // e.g. https://sandbox.bank.example (paths are appended)
@@ -34,15 +34,16 @@ type Options struct {
 	// PrivateKey is the platform's key; the bank holds its public key and
 	// checks the access token request with it.
 	PrivateKey *rsa.PrivateKey
+	// Notifications says the bank sends transfer result notifications to
+	// the service (ParseCallback), returns included. SNAP leaves them to
+	// the bank: without them every notification is refused, the status
+	// inquiry alone moves payouts, and the vendor does not notify
+	// (vendors.Notifies), so that its paid payouts are asked about returns.
+	Notifications bool
 	// BankPublicKey verifies what the bank signs: its transfer result
-	// notifications (ParseCallback; [PM-SIG] "Asynchronous Notification"
-	// SHA256withRSA, [BNC-NOTIFY]). Without it every notification is
-	// refused and only the status inquiry moves payouts.
+	// notifications ([PM-SIG] "Asynchronous Notification" SHA256withRSA,
+	// [BNC-NOTIFY]). Required with Notifications.
 	BankPublicKey *rsa.PublicKey
-	// CallbackPath is the relative URL the bank's notifications are sent
-	// to and signed over (default CallbackPathPrefix + "snap:<bank>", the
-	// service's route).
-	CallbackPath string
 	// NotifyWindow is how far a notification's X-TIMESTAMP may be from
 	// now (default DefaultNotifyWindow).
 	NotifyWindow    time.Duration
@@ -69,6 +70,7 @@ type Vendor struct {
 var (
 	_ vendors.Vendor         = (*Vendor)(nil)
 	_ vendors.CallbackParser = (*Vendor)(nil)
+	_ vendors.Notifying      = (*Vendor)(nil)
 )
 
 // New returns the vendor of o.
@@ -78,6 +80,8 @@ func New(o Options) (*Vendor, error) {
 		return nil, errors.New("snap: Bank, BaseURL, PartnerID, ClientKey, ClientSecret, ChannelID and SourceAccountNo are required")
 	case o.PrivateKey == nil:
 		return nil, errors.New("snap: the platform's PrivateKey is required")
+	case o.Notifications && o.BankPublicKey == nil:
+		return nil, errors.New("snap: Notifications need the BankPublicKey that verifies them")
 	}
 	o.Bank = strings.ToLower(o.Bank)
 	o.BaseURL = strings.TrimRight(o.BaseURL, "/")
@@ -95,9 +99,6 @@ func New(o Options) (*Vendor, error) {
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = 15 * time.Second
-	}
-	if o.CallbackPath == "" {
-		o.CallbackPath = CallbackPathPrefix + "snap:" + o.Bank
 	}
 	if o.NotifyWindow <= 0 {
 		o.NotifyWindow = DefaultNotifyWindow

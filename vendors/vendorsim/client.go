@@ -196,9 +196,9 @@ func (c *Client) Complete(ctx context.Context, reference string, status vendors.
 }
 
 // ParseCallback implements vendors.CallbackParser: the x-vendor-signature
-// header must sign body with the callback secret at a time within 5
-// minutes of now.
-func (c *Client) ParseCallback(header http.Header, body []byte, now time.Time) (vendors.PayoutResult, error) {
+// header must sign body (not the URL) with the callback secret at a time
+// within 5 minutes of now.
+func (c *Client) ParseCallback(_ string, header http.Header, body []byte, now time.Time) (vendors.PayoutResult, error) {
 	v := signature.Verify(c.secrets.CallbackSecret, header.Get(SignatureHeader), body, now)
 	if v.Diagnosis != signature.OK {
 		return vendors.PayoutResult{}, fmt.Errorf("%w: %s", vendors.ErrInvalidCallback, v.Diagnosis)

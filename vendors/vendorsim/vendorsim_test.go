@@ -478,7 +478,7 @@ func TestCallbacks(t *testing.T) {
 		if ct := cb.header.Get("Content-Type"); ct != "application/json" {
 			t.Errorf("%s: Content-Type %q", ref, ct)
 		}
-		res, err := client.ParseCallback(cb.header, cb.body, time.Now())
+		res, err := client.ParseCallback("/vendor-callbacks/simbank", cb.header, cb.body, time.Now())
 		if err != nil || res != w {
 			t.Errorf("%s: ParseCallback = %+v, %v; want %+v", ref, res, err, w)
 		}
@@ -492,7 +492,7 @@ func TestCallbacks(t *testing.T) {
 	clock.Advance(2 * time.Second)
 	got = rc.waitFor(t, "the return of 1000000008", forReference("returns", 2))
 	wantReturn := vendors.PayoutResult{Reference: "returns", Status: vendors.PayoutReturned, FailureReason: sandbox.ReturnReason}
-	if res, err := bank.ParseCallback(lastFor(got, "returns").header, lastFor(got, "returns").body, time.Now()); err != nil || res != wantReturn {
+	if res, err := bank.ParseCallback("/vendor-callbacks/simbank", lastFor(got, "returns").header, lastFor(got, "returns").body, time.Now()); err != nil || res != wantReturn {
 		t.Errorf("return callback: %+v, %v; want %+v", res, err, wantReturn)
 	}
 	if res, err := bank.Status(ctx, "returns"); err != nil || res != wantReturn {
@@ -505,7 +505,7 @@ func TestCallbacks(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = rc.waitFor(t, "the completion of stays-5", forReference("stays-5", 1))
-	if res, err := wallet.ParseCallback(lastFor(got, "stays-5").header, lastFor(got, "stays-5").body, time.Now()); err != nil || res.Status != vendors.PayoutSuccess {
+	if res, err := wallet.ParseCallback("/vendor-callbacks/simbank", lastFor(got, "stays-5").header, lastFor(got, "stays-5").body, time.Now()); err != nil || res.Status != vendors.PayoutSuccess {
 		t.Errorf("stays-5 callback: %+v, %v", res, err)
 	}
 }
@@ -520,7 +520,7 @@ func TestParseCallbackRejectsForgeries(t *testing.T) {
 		h.Set(vendorsim.SignatureHeader, signature.Sign(key, b, at))
 		return h
 	}
-	if res, err := c.ParseCallback(signed(body, now, callbackSecret), body, now); err != nil || res.Status != vendors.PayoutSuccess || res.Reference != "r" {
+	if res, err := c.ParseCallback("/vendor-callbacks/simbank", signed(body, now, callbackSecret), body, now); err != nil || res.Status != vendors.PayoutSuccess || res.Reference != "r" {
 		t.Fatalf("genuine callback: %+v, %v", res, err)
 	}
 	hv := signature.Sign(callbackSecret, body, now)
@@ -552,24 +552,24 @@ func TestParseCallbackRejectsForgeries(t *testing.T) {
 		{"uppercase hex", upper, body, now},
 	}
 	for _, tt := range tests {
-		if res, err := c.ParseCallback(tt.header, tt.body, tt.now); !errors.Is(err, vendors.ErrInvalidCallback) {
+		if res, err := c.ParseCallback("/vendor-callbacks/simbank", tt.header, tt.body, tt.now); !errors.Is(err, vendors.ErrInvalidCallback) {
 			t.Errorf("%s: ParseCallback = %+v, %v; want ErrInvalidCallback", tt.name, res, err)
 		}
 	}
 	// Within the window either side is fine.
-	if _, err := c.ParseCallback(signed(body, now.Add(-4*time.Minute), callbackSecret), body, now); err != nil {
+	if _, err := c.ParseCallback("/vendor-callbacks/simbank", signed(body, now.Add(-4*time.Minute), callbackSecret), body, now); err != nil {
 		t.Errorf("4 minutes old: %v", err)
 	}
 	// A NUL in the failure reason (which PostgreSQL could not store) is
 	// replaced; one in the reference makes the callback malformed.
 	nul := []byte(`{"reference":"r","status":"FAILED","failure_reason":"closed\u0000account"}`)
-	if res, err := c.ParseCallback(signed(nul, now, callbackSecret), nul, now); err != nil || res.FailureReason != "closed\uFFFDaccount" {
+	if res, err := c.ParseCallback("/vendor-callbacks/simbank", signed(nul, now, callbackSecret), nul, now); err != nil || res.FailureReason != "closed\uFFFDaccount" {
 		t.Errorf("failure reason with NUL: %+v, %v", res, err)
 	}
 	// Signed but not a payout result: an error, though not a forgery.
 	for _, b := range []string{`{"reference":"r","status":"PENDING","failure_reason":""}`, `{"reference":"","status":"SUCCESS"}`, `[]`,
 		`{"reference":"r\u0000","status":"SUCCESS"}`} {
-		_, err := c.ParseCallback(signed([]byte(b), now, callbackSecret), []byte(b), now)
+		_, err := c.ParseCallback("/vendor-callbacks/simbank", signed([]byte(b), now, callbackSecret), []byte(b), now)
 		if err == nil || errors.Is(err, vendors.ErrInvalidCallback) {
 			t.Errorf("signed %s: %v, want a malformed-callback error", b, err)
 		}
@@ -640,7 +640,7 @@ func TestCallbackRetriedUntilAccepted(t *testing.T) {
 		t.Errorf("attempts answered %d then %d, bodies %s / %s; want 500 then 204, same body", got[0].status, got[1].status, got[0].body, got[1].body)
 	}
 	for i, cb := range got[:2] {
-		if _, err := c.ParseCallback(cb.header, cb.body, time.Now()); err != nil {
+		if _, err := c.ParseCallback("/vendor-callbacks/simbank", cb.header, cb.body, time.Now()); err != nil {
 			t.Errorf("attempt %d: %v", i+1, err)
 		}
 	}

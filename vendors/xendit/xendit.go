@@ -118,7 +118,8 @@ type Options struct {
 	// SecretKey is the secret API key (basic auth username). Required.
 	SecretKey string
 	// CallbackToken is the webhook Verification Token. Required for
-	// ParseCallback; never the SecretKey.
+	// ParseCallback: without it every webhook is refused and the vendor
+	// does not notify (Notifies). Never the SecretKey.
 	CallbackToken string
 	// HTTPClient sends the requests; nil means vendors.NewHTTPClient().
 	// Whichever it is, redirects are not followed (vendors.NoRedirects).
@@ -163,6 +164,7 @@ type Vendor struct {
 var (
 	_ vendors.Vendor         = (*Vendor)(nil)
 	_ vendors.CallbackParser = (*Vendor)(nil)
+	_ vendors.Notifying      = (*Vendor)(nil)
 )
 
 // reads is how often a read is tried on network errors, 5xx and 429.
@@ -552,11 +554,15 @@ func storable(s string) string {
 	return s
 }
 
+// Notifies implements vendors.Notifying: only with a callback token can
+// Xendit's webhooks be verified, and so believed at all.
+func (v *Vendor) Notifies() bool { return v.token != "" }
+
 // ParseCallback implements vendors.CallbackParser: the x-callback-token
 // header must equal the configured token (constant-time); the body must be
 // a payout.succeeded, payout.failed or payout.reversed event whose status
-// agrees with its event.
-func (v *Vendor) ParseCallback(header http.Header, body []byte, _ time.Time) (vendors.PayoutResult, error) {
+// agrees with its event. The token does not cover the URL.
+func (v *Vendor) ParseCallback(_ string, header http.Header, body []byte, _ time.Time) (vendors.PayoutResult, error) {
 	if !tokenMatches(v.token, header.Get(CallbackTokenHeader)) {
 		return vendors.PayoutResult{}, fmt.Errorf("%w: x-callback-token missing or wrong", vendors.ErrInvalidCallback)
 	}

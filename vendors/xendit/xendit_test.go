@@ -657,7 +657,7 @@ func TestCallbacks(t *testing.T) {
 	}
 	want := map[string]vendors.PayoutStatus{}
 	for _, w := range e.webhooks {
-		r, err := e.v.ParseCallback(w.header, w.body, e.clock.Now())
+		r, err := e.v.ParseCallback("/vendor-callbacks/xendit", w.header, w.body, e.clock.Now())
 		if err != nil {
 			t.Fatalf("ParseCallback(%s): %v", w.body, err)
 		}
@@ -683,19 +683,23 @@ func TestCallbacks(t *testing.T) {
 		{"Authorization": {"Basic " + base64.StdEncoding.EncodeToString([]byte(secretKey+":"))}},
 	}
 	for _, h := range forged {
-		if _, err := e.v.ParseCallback(h, body, e.clock.Now()); !errors.Is(err, vendors.ErrInvalidCallback) {
+		if _, err := e.v.ParseCallback("/vendor-callbacks/xendit", h, body, e.clock.Now()); !errors.Is(err, vendors.ErrInvalidCallback) {
 			t.Errorf("forged callback with %v: %v, want ErrInvalidCallback", h, err)
 		}
 	}
-	// Without a configured token every callback is refused.
+	// Without a configured token every callback is refused, and the
+	// vendor does not notify: its paid payouts are watched for returns.
 	v, _ := xendit.New(xendit.Options{BaseURL: e.url, SecretKey: secretKey})
-	if _, err := v.ParseCallback(http.Header{"X-Callback-Token": {""}}, body, e.clock.Now()); !errors.Is(err, vendors.ErrInvalidCallback) {
+	if _, err := v.ParseCallback("/vendor-callbacks/xendit", http.Header{"X-Callback-Token": {""}}, body, e.clock.Now()); !errors.Is(err, vendors.ErrInvalidCallback) {
 		t.Errorf("no token configured: %v", err)
+	}
+	if vendors.Notifies(v) || !vendors.Notifies(e.v) {
+		t.Errorf("notifies: without a token %v, with one %v", vendors.Notifies(v), vendors.Notifies(e.v))
 	}
 	// A signed body that is not a payout result.
 	h := http.Header{"X-Callback-Token": {callbackToken}}
 	for _, b := range []string{`{}`, `{"event":"payout.succeeded","data":{"reference_id":"x","status":"FAILED"}}`, `{"event":"invoice.paid","data":{"reference_id":"x","status":"SUCCEEDED"}}`, `[`} {
-		if _, err := e.v.ParseCallback(h, []byte(b), e.clock.Now()); err == nil || errors.Is(err, vendors.ErrInvalidCallback) {
+		if _, err := e.v.ParseCallback("/vendor-callbacks/xendit", h, []byte(b), e.clock.Now()); err == nil || errors.Is(err, vendors.ErrInvalidCallback) {
 			t.Errorf("body %s: %v, want a decoding error", b, err)
 		}
 	}
