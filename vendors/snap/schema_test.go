@@ -3,7 +3,6 @@ package snap_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -11,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/payoutd/payoutd/internal/testenv"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/vendors"
 	"github.com/payoutd/payoutd/vendors/snap"
@@ -70,7 +70,7 @@ func TestAdapterRequestsMeetTheDocumentedSchema(t *testing.T) {
 			t.Errorf("service %s: the document lists no mandatory member", service)
 		}
 		for _, path := range mandatory {
-			err := snapsim.ValidateRequest(r.path, r.header, without(t, r.body, path))
+			err := snapsim.ValidateRequest(r.path, r.header, testenv.WithoutField(t, r.body, path))
 			var re *snapsim.RequestError
 			if !errors.As(err, &re) || re.Code.Case != "02" || !strings.Contains(re.Message, lastName(path)) {
 				t.Errorf("%s without %s: %v; want 400%s02 Invalid Mandatory Field naming it", r.path, path, err, service)
@@ -104,28 +104,3 @@ func serviceOf(path string) string {
 }
 
 func lastName(path string) string { return path[strings.LastIndexByte(path, '.')+1:] }
-
-// without deletes the dotted path from a JSON object (the adapter's own
-// request must have it).
-func without(t *testing.T, body []byte, path string) []byte {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(body, &m); err != nil {
-		t.Fatal(err)
-	}
-	parts := strings.Split(path, ".")
-	obj := m
-	for _, p := range parts[:len(parts)-1] {
-		next, ok := obj[p].(map[string]any)
-		if !ok {
-			t.Fatalf("%s: %s is not an object in %s", path, p, body)
-		}
-		obj = next
-	}
-	if _, ok := obj[parts[len(parts)-1]]; !ok {
-		t.Fatalf("the adapter's request %s has no mandatory %s", body, path)
-	}
-	delete(obj, parts[len(parts)-1])
-	out, _ := json.Marshal(m)
-	return out
-}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/payoutd/payoutd/internal/testenv"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/vendors"
 	"github.com/payoutd/payoutd/vendors/xendit/xenditsim"
@@ -55,7 +56,7 @@ func TestAdapterCreateMeetsTheDocumentedSchema(t *testing.T) {
 		t.Fatal("the schema lists no required field")
 	}
 	for i, path := range required {
-		body := withoutField(t, sent, path)
+		body := testenv.WithoutField(t, sent, path)
 		req, _ := http.NewRequest(http.MethodPost, s.url+"/v2/payouts", bytes.NewReader(body))
 		req.Header = header.Clone()
 		req.Header.Set(IdempotencyHeader, "schema-missing-"+string(rune('a'+i)))
@@ -71,28 +72,4 @@ func TestAdapterCreateMeetsTheDocumentedSchema(t *testing.T) {
 			t.Errorf("without %s: HTTP %d %s; want 400 %s naming the field", path, resp.StatusCode, raw, CodeAPIValidation)
 		}
 	}
-}
-
-// withoutField deletes the dotted path from a JSON object.
-func withoutField(t *testing.T, body []byte, path string) []byte {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(body, &m); err != nil {
-		t.Fatal(err)
-	}
-	parts := strings.Split(path, ".")
-	obj := m
-	for _, p := range parts[:len(parts)-1] {
-		next, ok := obj[p].(map[string]any)
-		if !ok {
-			t.Fatalf("%s: %s is not an object in %s", path, p, body)
-		}
-		obj = next
-	}
-	if _, ok := obj[parts[len(parts)-1]]; !ok {
-		t.Fatalf("the adapter's create %s has no %s", body, path)
-	}
-	delete(obj, parts[len(parts)-1])
-	out, _ := json.Marshal(m)
-	return out
 }
