@@ -128,19 +128,24 @@ func Build(ctx context.Context, cfg config.Config, o Options) (_ *App, err error
 	if a.Sealer, err = cfg.Sealer(); err != nil {
 		return nil, err
 	}
-	if a.Vendors, err = VendorRegistry(cfg, db); err != nil {
-		return nil, err
-	}
+	var guard func(vendors.Registry) vendors.Registry
 	if !o.Operator {
 		a.Metrics = metrics.New()
 		// Every vendor call goes through its vendor's guard, and is
 		// counted outside it (a refused call counts as breaker_open or
 		// concurrency_limit).
-		a.Vendors, a.Breakers = breaker.Wrap(a.Vendors, BreakerOptions(cfg, a.Metrics))
+		guard = func(reg vendors.Registry) vendors.Registry {
+			reg, a.Breakers = breaker.Wrap(reg, BreakerOptions(cfg, a.Metrics))
+			return a.Metrics.WrapVendors(reg)
+		}
+	}
+	if a.Vendors, err = composeVendors(cfg, db, guard); err != nil {
+		return nil, err
+	}
+	if !o.Operator {
 		if err := a.Metrics.CollectBreakers(a.Breakers); err != nil {
 			return nil, err
 		}
-		a.Vendors = a.Metrics.WrapVendors(a.Vendors)
 		logRailResults(slog.Default(), cfg, a.Vendors)
 	}
 	if a.Acquirer, err = Acquirer(cfg); err != nil {
@@ -321,6 +326,13 @@ func Acquirer(cfg config.Config) (*sandboxacquirer.Acquirer, error) {
 // and xendit when XENDIT_SECRET_KEY is set, asking the SNAP bank of
 // XENDIT_INQUIRY_BANK for holder names.
 func VendorRegistry(cfg config.Config, db *gorm.DB) (vendors.Registry, error) {
+	return composeVendors(cfg, db, nil)
+}
+
+// composeVendors is VendorRegistry with guard applied to the registry
+// (nil: none): a vendor that borrows another's inquiry asks the guarded
+// lender, whose breaker then refuses both fast while it is down.
+func composeVendors(cfg config.Config, db *gorm.DB, guard func(vendors.Registry) vendors.Registry) (vendors.Registry, error) {
 	var reg vendors.Registry
 	if cfg.VendorSimURL != "" {
 		var err error
@@ -331,24 +343,31 @@ func VendorRegistry(cfg config.Config, db *gorm.DB) (vendors.Registry, error) {
 	} else {
 		reg = sandbox.Registry(sandbox.Options{CompleteAfter: cfg.SandboxCompleteAfter, Store: sandbox.NewDBStore(db)})
 	}
-	var inquiryBank vendors.Inquirer
 	for _, b := range cfg.SnapBanks {
 		v, err := SnapVendor(b, db)
 		if err != nil {
 			return nil, err
 		}
 		reg[v.Name()] = v
-		if b.Bank == cfg.XenditInquiryBank {
-			inquiryBank = v
-		}
 	}
+	var inquiry *vendors.InquiryRoute
 	if cfg.XenditSecretKey != "" {
-		x, err := xendit.New(xendit.Options{BaseURL: cfg.XenditBaseURL, SecretKey: cfg.XenditSecretKey, CallbackToken: cfg.XenditCallbackToken,
-			Inquirer: inquiryBank})
+		o := xendit.Options{BaseURL: cfg.XenditBaseURL, SecretKey: cfg.XenditSecretKey, CallbackToken: cfg.XenditCallbackToken}
+		if cfg.XenditInquiryBank != "" {
+			inquiry = vendors.NewInquiryRoute(config.SnapBank{Bank: cfg.XenditInquiryBank}.Vendor())
+			o.Inquirer = inquiry
+		}
+		x, err := xendit.New(o)
 		if err != nil {
 			return nil, err
 		}
 		reg[x.Name()] = x
+	}
+	if guard != nil {
+		reg = guard(reg)
+	}
+	if inquiry != nil {
+		inquiry.Use(reg)
 	}
 	return reg, nil
 }

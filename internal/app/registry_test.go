@@ -2,16 +2,20 @@ package app
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"fmt"
 	"log/slog"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/payoutd/payoutd/internal/config"
+	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/vendors"
 	"github.com/payoutd/payoutd/vendors/xendit"
+	"github.com/payoutd/payoutd/vendors/xendit/xenditsim"
 )
 
 // xendit is in the registry, in-process or over VENDORSIM_URL, exactly
@@ -136,4 +140,52 @@ func TestSnapNotificationsAndTheStartLog(t *testing.T) {
 	if !strings.Contains(buf.String(), `level=WARN msg="rail results come by status inquiry and the return watch is off (DISBURSEMENT_RETURN_WATCH=0): a return of a paid payout is not learnt" vendor=snap:bri`) {
 		t.Errorf("watch off, start log:\n%s", buf.String())
 	}
+}
+
+// Xendit's borrowed name inquiry asks the SNAP bank of XENDIT_INQUIRY_BANK
+// as the composed registry has it, behind the guard the api and worker
+// put on every vendor (breaker, metrics): a bank that is down is refused
+// fast for Xendit's quotes too.
+func TestXenditInquiryGoesThroughTheGuardedBank(t *testing.T) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim, err := xenditsim.New(xenditsim.Options{SecretKey: "xnd_development_k", CallbackToken: "TOKEN"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(sim)
+	t.Cleanup(srv.Close)
+	cfg := config.Defaults()
+	cfg.XenditSecretKey, cfg.XenditCallbackToken, cfg.XenditBaseURL = "xnd_development_k", "TOKEN", srv.URL
+	cfg.XenditInquiryBank = "bca"
+	cfg.SnapBanks = []config.SnapBank{{Bank: "bca", BaseURL: "https://snap.bank.example", PartnerID: "P", ClientKey: "K",
+		ClientSecret: "S", ChannelID: "95221", SourceAccount: "8880001111", PrivateKey: key}}
+	guarded := &nameTeller{Vendor: nil, name: "GUARDED BANK"}
+	reg, err := composeVendors(cfg, nil, func(reg vendors.Registry) vendors.Registry {
+		guarded.Vendor = reg["snap:bca"]
+		reg["snap:bca"] = guarded
+		return reg
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, _ := reg.Get(xendit.Name)
+	acc, err := x.Inquire(context.Background(), vendors.InquiryRequest{BankCode: "bri", AccountNo: "1234567890", TransferType: models.BIFAST})
+	if err != nil || acc.HolderName != "GUARDED BANK" || guarded.calls != 1 {
+		t.Fatalf("Xendit's inquiry = %+v, %v after %d calls of the guarded bank; want its name, once", acc, err, guarded.calls)
+	}
+}
+
+// nameTeller stands for a guarded vendor: it answers every inquiry with name.
+type nameTeller struct {
+	vendors.Vendor
+	name  string
+	calls int
+}
+
+func (n *nameTeller) Inquire(context.Context, vendors.InquiryRequest) (vendors.Account, error) {
+	n.calls++
+	return vendors.Account{HolderName: n.name}, nil
 }
