@@ -261,8 +261,8 @@ func (s *Service) check(ctx context.Context, client *models.Client, wallet *mode
 // bank's records gave the inquiry, which is what the rail matches, else the
 // one the merchant supplied, else "" (the request is refused).
 func holderName(account vendors.Account, p Params) string {
-	if name := strings.TrimSpace(account.HolderName); name != "" {
-		return name
+	if strings.TrimSpace(account.HolderName) != "" {
+		return account.HolderName // exactly as the bank has it
 	}
 	return p.HolderName
 }
