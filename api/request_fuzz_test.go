@@ -28,6 +28,7 @@ func FuzzRequest(f *testing.F) {
 	f.Add("POST", "/api/v3/debug/signature-check", `{"a":1}`, "t=1,v1=zz", "", true, false)
 	f.Add("POST", "/api/v3/disbursements", `{"amount":"1e9"}`, "", "gzip", true, true)
 	f.Add("POST", "/api/v3/disbursements/quote", `{"client_wallet_id":"`+wallet.String()+`","amount":"20000","bank_code":"bca","account_no":"1234567890","transfer_type":"BIFAST"}`, "", "", true, true)
+	f.Add("POST", "/api/v3/disbursements/quote", `{"client_wallet_id":"`+wallet.String()+`","amount":"20000","bank_code":"bca","account_no":"1000000009","transfer_type":"BIFAST","account_holder_name":"Siti\u0007 Aminah"}`, "", "", true, true)
 	f.Add("GET", "/api/v3/disbursements/00000000-0000-0000-0000-000000000000", "", "", "", true, true)
 	f.Add("POST", "/api/v1/payments", `{"price": 15000, "playerId": "p", "expiresIn": 60}`, "", "", true, true)
 	f.Add("POST", "/api/v1/payments", `{"price": 1.5e4, "playerId": 7, "flow": null}`, "", "", true, false)
