@@ -55,7 +55,9 @@ migrate: ## Apply database migrations (needs DATABASE_URL)
 # webhooks, ledger, vendors) import no gin, asynq or Prometheus, even
 # transitively, nothing above them, and (but ledger) not internal/database
 # beyond the three files its list names, which may only shrink.
-lint: ## Fail on unformatted files (gofmt -l), domain imports of transport/infrastructure (scripts/importcheck.sh), then go vet
+# scripts/doclinks.sh: every relative link of README.md and docs/*.md
+# names a file of the repository (and, with #fragment, a heading of it).
+lint: ## Fail on unformatted files (gofmt -l), domain imports of transport/infrastructure (scripts/importcheck.sh), broken doc links (scripts/doclinks.sh), then go vet
 	@unformatted=$$(gofmt -l .); \
 	if [ -n "$$unformatted" ]; then \
 		echo "gofmt: these files need formatting (run gofmt -w):"; \
@@ -63,6 +65,7 @@ lint: ## Fail on unformatted files (gofmt -l), domain imports of transport/infra
 		exit 1; \
 	fi
 	@GO=$(GO) scripts/importcheck.sh
+	@scripts/doclinks.sh
 	$(GO) vet ./...
 
 vuln: ## Check dependencies for known vulnerabilities (govulncheck)

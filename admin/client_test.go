@@ -80,7 +80,7 @@ func TestClientRotateCredentials(t *testing.T) {
 		t.Fatalf("rotate-credentials of %s printed client_id %v", id, rotated["client_id"])
 	}
 	// All three are new, the signing secret too although the client had
-	// none (DESIGN.md: "all three rotated").
+	// none (docs/design.md, Admin CLI contract: all three rotated).
 	checkIssued(t, rotated, true)
 	again := h.ok("client", "rotate-credentials", "--client", id)
 	for _, k := range []string{"api_key", "signing_secret", "callback_secret"} {
@@ -162,7 +162,7 @@ func TestClientShow(t *testing.T) {
 	h.ok("client", "rotate-credentials", "--client", id)
 
 	out := h.ok("client", "show", "--client", id)
-	// The defaults of DESIGN.md (Fees, minimums, caps).
+	// The defaults of models/client.go (docs/design.md, Fees and minimums).
 	want := map[string]any{"client_id": id, "name": "Toko Baru", "kind": "merchant", "withdrawals": "active",
 		"review_threshold": nil, "bifast_fee": "2500", "rtol_fee": "6500", "bifast_min_net": "10000", "rtol_min_net": "10000",
 		"payment_fee_bps": float64(70), "refund_fee_on_return": false,

@@ -13,7 +13,7 @@ import (
 	"github.com/payoutd/payoutd/admin"
 )
 
-// kind is the JSON type of a field, as DESIGN.md fixes it: amounts are
+// kind is the JSON type of a field, as docs/design.md fixes it: amounts are
 // decimal strings (balances with 4 fraction digits), timestamps RFC 3339
 // UTC with a Z, ids UUID strings, counts numbers.
 type kind string
@@ -43,7 +43,7 @@ type contract struct {
 	doc string
 	// fields are the required fields and their types.
 	fields map[string]kind
-	// exhaustive: no other field may appear (DESIGN.md lists them all).
+	// exhaustive: no other field may appear (docs/design.md lists them all).
 	exhaustive bool
 	// nested is the contract of an object field, or of each element of an
 	// array-of-objects field.
@@ -52,14 +52,14 @@ type contract struct {
 	forbidden []string
 }
 
-// issuedCredentials: DESIGN.md, admin CLI contract:
+// issuedCredentials: docs/design.md, Admin CLI contract:
 // {"client_id","api_key","signing_secret","callback_secret"}; signing_secret
 // is null for a client created with --no-signing-secret.
-var issuedCredentials = &contract{doc: "DESIGN.md (client create)", exhaustive: true, fields: map[string]kind{
+var issuedCredentials = &contract{doc: "docs/design.md, Admin CLI contract (client create)", exhaustive: true, fields: map[string]kind{
 	"client_id": kUUID, "api_key": kString, "signing_secret": kStringOrNull, "callback_secret": kString}}
 
-// rotatedCredentials: DESIGN.md: "same fields, all three rotated".
-var rotatedCredentials = &contract{doc: "DESIGN.md (client rotate-credentials)", exhaustive: true, fields: map[string]kind{
+// rotatedCredentials: the same fields, all three rotated.
+var rotatedCredentials = &contract{doc: "docs/design.md, Admin CLI contract (client rotate-credentials)", exhaustive: true, fields: map[string]kind{
 	"client_id": kUUID, "api_key": kString, "signing_secret": kString, "callback_secret": kString}}
 
 // secretFields are what no command but create and rotate-credentials may
@@ -67,51 +67,50 @@ var rotatedCredentials = &contract{doc: "DESIGN.md (client rotate-credentials)",
 var secretFields = []string{"api_key", "api_key_hash", "signing_secret", "callback_secret",
 	"signing_secret_enc", "callback_secret_enc", "payout_webhook_url_enc", "payment_webhook_url_enc"}
 
-// clientRecord: client update and client show (DESIGN.md lists the
-// settings, README shows the record): every setting client update takes
-// is shown, amounts as decimal strings, the fee in basis points a number.
-var clientRecord = &contract{doc: "DESIGN.md / README (client update, client show)", forbidden: secretFields, fields: map[string]kind{
+// clientRecord: client update and client show: every setting client
+// update takes is shown, amounts as decimal strings, the fee in basis
+// points a number.
+var clientRecord = &contract{doc: "docs/design.md, Admin CLI contract (client update, client show)", forbidden: secretFields, fields: map[string]kind{
 	"client_id": kUUID, "name": kString, "kind": kString, "allowed_ips": kStrings,
 	"payout_webhook_url": kString, "payment_webhook_url": kString, "withdrawals": kString,
 	"review_threshold": kAmountOrNull, "bifast_fee": kAmount, "rtol_fee": kAmount,
 	"bifast_min_net": kAmount, "rtol_min_net": kAmount, "payment_fee_bps": kInt, "refund_fee_on_return": kBool,
 	"require_signature_v2": kBool, "write_rate_limit": kIntOrNull, "read_rate_limit": kIntOrNull}}
 
-// disbursementRecord: DESIGN.md, "disbursement approve|cancel --id ID → the
-// disbursement record", README: "the fields of GET
-// /api/v3/disbursements/{id}" (interface-spec.md's disbursement record,
-// with DESIGN.md's returned_at). reference_id is present when supplied:
-// the fixtures always supply one.
-var disbursementRecord = &contract{doc: "DESIGN.md / interface-spec.md (disbursement record)", fields: map[string]kind{
+// disbursementRecord: what disbursement approve|cancel and sandbox
+// complete print, the fields of GET /api/v3/disbursements/{id}
+// (api/openapi.yaml) with returned_at. reference_id is present when
+// supplied: the fixtures always supply one.
+var disbursementRecord = &contract{doc: "docs/design.md, Admin CLI contract (disbursement record)", fields: map[string]kind{
 	"id": kUUID, "client_id": kUUID, "wallet_id": kUUID, "status": kString,
 	"amount": kAmount, "platform_fee": kAmount, "net_amount": kAmount, "currency": kString,
 	"bank_code": kString, "bank_name": kString, "account_no": kString, "account_holder_name": kString,
 	"memo": kStringOrNull, "reference_id": kString, "failed_reason": kStringOrNull,
 	"requested_at": kTimeOrNull, "completed_at": kTimeOrNull, "returned_at": kTimeOrNull}}
 
-// lateResult: README, Vendor results that contradict a final status.
-var lateResult = &contract{doc: "README (disbursement late-results)", fields: map[string]kind{
+// lateResult: a vendor result that contradicts a final status.
+var lateResult = &contract{doc: "docs/design.md, Admin CLI contract (disbursement late-results)", fields: map[string]kind{
 	"id": kInt, "disbursement_id": kUUID, "vendor": kString, "vendor_reference": kString,
 	"stored_status": kString, "reported_status": kString, "reason": kString, "source": kString,
 	"first_seen_at": kTime, "last_seen_at": kTime, "seen_count": kInt,
 	"resolved_at": kTimeOrNull, "resolved_by": kStringOrNull, "note": kStringOrNull}}
 
-// paymentRecord: README, "payment show ... prints the payment with
-// settlement_error, paid_at_reported, reported_amount and hold_reason",
-// besides the payment record's own fields.
-var paymentRecord = &contract{doc: "README (payment show, payment settle)", fields: map[string]kind{
+// paymentRecord: payment show prints the payment with settlement_error,
+// paid_at_reported, reported_amount and hold_reason, besides the payment
+// record's own fields.
+var paymentRecord = &contract{doc: "docs/design.md, Admin CLI contract (payment show, payment settle)", fields: map[string]kind{
 	"payment_id": kUUID, "client_id": kUUID, "status": kString,
 	"amount": kAmount, "platform_fee": kAmount, "net_amount": kAmount,
 	"paid_at": kTimeOrNull, "settled_at": kTimeOrNull, "retrieval_reference_no": kStringOrNull, "created_at": kTime,
 	"settlement_error": kStringOrNull, "paid_at_reported": kTimeOrNull, "reported_amount": kAmountOrNull, "hold_reason": kStringOrNull}}
 
-// webhookAttempt and webhookEvent: README, Webhooks for operators.
-var webhookAttempt = &contract{doc: "README (webhook list, redeliver)", fields: map[string]kind{
+// webhookAttempt and webhookEvent: webhook list and redeliver.
+var webhookAttempt = &contract{doc: "docs/design.md, Admin CLI contract (webhook list, redeliver)", fields: map[string]kind{
 	"attempt": kInt, "at": kTime, "url": kString, "status_code": kIntOrNull, "latency_ms": kInt,
 	"error": kStringOrNull, "next_attempt_at": kTimeOrNull}}
 
 func webhookEvent(lastAttempt kind) *contract {
-	return &contract{doc: "README (webhook list, redeliver)", fields: map[string]kind{
+	return &contract{doc: "docs/design.md, Admin CLI contract (webhook list, redeliver)", fields: map[string]kind{
 		"event_id": kUUID, "event": kString, "subject_id": kUUID, "state": kString, "attempts": kInt,
 		"created_at": kTime, "delivered_at": kTimeOrNull, "next_attempt_at": kTimeOrNull, "last_attempt": lastAttempt},
 		nested: map[string]*contract{"last_attempt": webhookAttempt}}
@@ -123,37 +122,37 @@ var contracts = map[string]*contract{
 	"client rotate-credentials": rotatedCredentials,
 	"client update":             clientRecord,
 	"client show":               clientRecord,
-	"wallet create": {doc: "DESIGN.md (wallet create)", exhaustive: true, fields: map[string]kind{
+	"wallet create": {doc: "docs/design.md, Admin CLI contract (wallet create)", exhaustive: true, fields: map[string]kind{
 		"wallet_id": kUUID, "name": kString, "vendor": kString}},
-	"wallet activate": {doc: "README (wallet activate: the wallet, now usable)", fields: map[string]kind{
+	"wallet activate": {doc: "docs/design.md, Admin CLI contract (wallet activate: the wallet, now usable)", fields: map[string]kind{
 		"wallet_id": kUUID, "name": kString, "vendor": kString, "state": kString}},
-	"wallet adjust": {doc: "DESIGN.md (wallet adjust)", exhaustive: true, fields: map[string]kind{
+	"wallet adjust": {doc: "docs/design.md, Admin CLI contract (wallet adjust)", exhaustive: true, fields: map[string]kind{
 		"wallet_id": kUUID, "balance": kBalance}},
 	"disbursement approve": disbursementRecord,
 	"disbursement cancel":  disbursementRecord,
-	"disbursement late-results": {doc: "README (disbursement late-results)", fields: map[string]kind{
+	"disbursement late-results": {doc: "docs/design.md, Admin CLI contract (disbursement late-results)", fields: map[string]kind{
 		"late_results": kObjects, "total_count": kInt}, nested: map[string]*contract{"late_results": lateResult}},
 	"disbursement resolve-late-result": lateResult,
-	"disbursement list": {doc: "README (disbursement list)", exhaustive: true, fields: map[string]kind{
+	"disbursement list": {doc: "docs/design.md, Admin CLI contract (disbursement list)", exhaustive: true, fields: map[string]kind{
 		"data": kObjects, "has_more": kBool, "next_cursor": kStringOrNull}, nested: map[string]*contract{"data": disbursementRecord}},
-	"payment list": {doc: "README (payment list)", exhaustive: true, fields: map[string]kind{
+	"payment list": {doc: "docs/design.md, Admin CLI contract (payment list)", exhaustive: true, fields: map[string]kind{
 		"data": kObjects, "has_more": kBool, "next_cursor": kStringOrNull}, nested: map[string]*contract{"data": paymentRecord}},
 	"sandbox complete": disbursementRecord,
-	"payment simulate": {doc: "README (payment simulate)", fields: map[string]kind{
+	"payment simulate": {doc: "docs/design.md, Admin CLI contract (payment simulate)", fields: map[string]kind{
 		"payment_id": kUUID, "result": kString, "status": kString, "paid_at": kTimeOrNull,
 		"retrieval_reference_no": kStringOrNull, "settle_at": kTimeOrNull}},
 	"payment show":   paymentRecord,
 	"payment settle": paymentRecord,
-	"webhook list": {doc: "README (webhook list)", fields: map[string]kind{"client_id": kUUID, "events": kObjects},
+	"webhook list": {doc: "docs/design.md, Admin CLI contract (webhook list)", fields: map[string]kind{"client_id": kUUID, "events": kObjects},
 		nested: map[string]*contract{"events": webhookEvent(kObjectOrNull)}},
 	"webhook redeliver": webhookEvent(kObject),
-	"secrets rotate-key": {doc: "README (secrets rotate-key)", fields: map[string]kind{
+	"secrets rotate-key": {doc: "docs/design.md, Admin CLI contract (secrets rotate-key)", fields: map[string]kind{
 		"key_id": kString, "checked": kInt, "resealed": kInt, "already_current": kInt, "legacy": kInt,
 		"unreadable": kInt, "unreadable_values": kStrings}},
-	"rail check": {doc: "README (Connecting a real rail)", fields: map[string]kind{"vendor": kString, "ok": kBool, "steps": kObjects},
-		nested: map[string]*contract{"steps": {doc: "README (Connecting a real rail)", fields: map[string]kind{
+	"rail check": {doc: "docs/design.md, Admin CLI contract (rail check)", fields: map[string]kind{"vendor": kString, "ok": kBool, "steps": kObjects},
+		nested: map[string]*contract{"steps": {doc: "docs/design.md, Admin CLI contract (rail check steps)", fields: map[string]kind{
 			"step": kString, "ok": kBool, "status": kString, "elapsed_ms": kInt}}}},
-	"reconcile": {doc: "README (reconcile)", fields: map[string]kind{
+	"reconcile": {doc: "docs/design.md, Admin CLI contract (reconcile)", fields: map[string]kind{
 		"ok": kBool, "checked_at": kTime, "wallets_checked": kInt, "transactions_checked": kInt,
 		"system_accounts": kBalanceByName, "problems": kStrings, "warnings": kStrings}},
 }

@@ -45,7 +45,7 @@ func undocumentedRoute(r *http.Request) bool {
 		return false
 	// The queue dashboard (asynqmon's pages and its JSON API, and the
 	// fonts its pages load) and the Go profiler are operators' tools
-	// documented in the README, not API.
+	// documented in docs/operations-reference.md, not API.
 	case p == dashboardPath || strings.HasPrefix(p, dashboardPath+"/"):
 		return true
 	case strings.HasPrefix(p, "/ops"+dashboardFontsPath+"/"):

@@ -15,7 +15,7 @@ import (
 	"github.com/payoutd/payoutd/vendors/sandbox"
 )
 
-// The merchant's wait with the default configuration (issue 14 point 4):
+// The merchant's wait with the default configuration:
 // 32 clients each create payouts one after another on a wallet of their
 // own, DISBURSEMENT_SUBMIT_WAIT 5 s, the in-process sandbox answering at
 // once and a real worker running; it prints the creates' p50, p99 and max

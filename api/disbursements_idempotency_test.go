@@ -13,7 +13,8 @@ import (
 	"github.com/payoutd/payoutd/vendors/sandbox"
 )
 
-// Idempotency rules 2 and 3 and DESIGN.md's replay clarification, as HTTP:
+// Idempotency rules 2 and 3 and the replay of every stored status
+// (docs/design.md, Idempotency and replays), as HTTP:
 // a replay answers by the stored status (its HTTP status and message),
 // always with Idempotent-Replayed: true, and moves no money. The submits
 // are held so that each status can be set up. That the service replays

@@ -108,8 +108,8 @@ func TestDisbursementCreateValidation(t *testing.T) {
 	})
 }
 
-// The error table of create and of quote (spec "Errors"; DESIGN.md "Quote
-// applies what create applies"): every refusal answers its status and exact
+// The error table of create and of quote (spec "Errors"; a quote applies
+// what create applies): every refusal answers its status and exact
 // message, and leaves the wallets, the stored disbursements and the vendor
 // untouched. The key used by every refused create still works afterwards.
 // The minimums per transfer type and client, and which check answers

@@ -1,5 +1,5 @@
 // Package api is the HTTP interface of the service: a gin engine with the
-// routes of interface-spec.md, one authentication middleware, the
+// routes of openapi.yaml, one authentication middleware, the
 // signature diagnostic endpoint, and the operator endpoints (health,
 // readiness, the asynq dashboard).
 //

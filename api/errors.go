@@ -77,7 +77,8 @@ var errorStatuses = []struct {
 // Errors that only exist at the HTTP layer.
 var (
 	// A signed request's t outside the window is a 401 with the same
-	// message an x-timestamp outside it gets as a 400 (DESIGN.md).
+	// message an x-timestamp outside it gets as a 400: a bad signature is
+	// an authentication failure, a bad x-timestamp a malformed request.
 	errSignatureOutsideWindow = errors.New(models.ErrTimestampWindow.Error())
 	errMethodNotAllowed       = errors.New("method not allowed")
 	errNotReady               = errors.New("not ready")

@@ -106,7 +106,8 @@ func servedRoutes(b *bundle) map[string]bool {
 	routes := map[string]bool{}
 	for _, r := range b.server.engine.Routes() {
 		// The dashboard and the Go profiler are operators' tools with
-		// their own documentation (README), not part of the merchant API.
+		// their own documentation (docs/operations-reference.md), not part of
+		// the merchant API.
 		if r.Path == dashboardPath || strings.HasPrefix(r.Path, dashboardPath+"/") || strings.HasPrefix(r.Path, profilerPath+"/") {
 			continue
 		}

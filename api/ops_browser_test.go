@@ -27,7 +27,7 @@ import (
 	"github.com/payoutd/payoutd/internal/testenv"
 )
 
-// Issue 16's acceptance: an operator opens /ops/queues with the operators'
+// An operator opens /ops/queues with the operators'
 // credentials and, after a short load, the dashboard's Metrics page draws
 // the queue's graphs from a real Prometheus that scrapes the API's
 // /metrics (asynq_* series) every second, while a worker processes tasks.

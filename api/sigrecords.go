@@ -15,7 +15,7 @@ import (
 // read on the connection for the group instead of one round trip each.
 // Every signed request makes one record, so at a few thousand requests a
 // second the round trips, not Redis, were what the API and Redis spent
-// their time on (issue #14: a fifth of the API's CPU per balance read).
+// their time on (a fifth of the API's CPU per balance read).
 // An idle API sends a lone record at once; nothing waits on a timer.
 type signatureRecords struct {
 	redis *redis.Client

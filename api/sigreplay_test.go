@@ -12,7 +12,7 @@ import (
 	"github.com/payoutd/payoutd/signature"
 )
 
-// Signatures are used once (DESIGN.md): a signature is remembered with the
+// Signatures are used once (docs/design.md, Signatures): a signature is remembered with the
 // method, path and (on a create) Idempotency-Key it was first used for.
 
 // sigUsed is the 401 message of a signature used before for another request.

@@ -14,7 +14,7 @@ import (
 // walletReads answers the wallet reads of requests that arrive at the same
 // moment (a balance, a statement's wallet) with one query: one round trip
 // and one statement for PostgreSQL instead of one each, which at a few
-// thousand reads a second is most of what a read costs (issue #14). An
+// thousand reads a second is most of what a read costs. An
 // idle API reads a lone wallet at once; nothing waits on a timer. A read
 // queued after a commit is answered by a query that starts after it, so a
 // merchant reads their own writes.

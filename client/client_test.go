@@ -116,7 +116,7 @@ func (f *fakeAPI) requests() []received {
 }
 
 // verifyIndependently checks "t=<ms>,v1=<hex>" the way the spec words it,
-// and "t=<ms>,v2=<hex>" the way README defines v2: over the method, the
+// and "t=<ms>,v2=<hex>" the way docs/api.md defines v2: over the method, the
 // path and query as received, the Idempotency-Key and the body's SHA-256.
 func verifyIndependently(secret, header string, r *http.Request, body []byte) (t, version string, ok bool) {
 	var v1, v2 string

@@ -53,7 +53,8 @@ const (
 	RTOL   TransferType = "RTOL"
 )
 
-// Fee and minimum defaults of DESIGN.md; each client can override them.
+// Fee and minimum defaults (docs/design.md, Fees and minimums); each client
+// can override them.
 var (
 	DefaultPaymentFeeBps = int64(70) // 0.7 %
 	DefaultBIFASTFee     = Rupiah(2_500)

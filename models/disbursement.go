@@ -7,8 +7,8 @@ import (
 	"github.com/google/uuid"
 )
 
-// DisbursementStatus is where a payout is in its lifecycle (DESIGN.md,
-// "Disbursement lifecycle"). Non-terminal statuses hold the gross amount
+// DisbursementStatus is where a payout is in its lifecycle (docs/design.md,
+// Disbursement lifecycle). Non-terminal statuses hold the gross amount
 // locked in the wallet; terminal ones have released it.
 type DisbursementStatus string
 

@@ -2,8 +2,8 @@ package models
 
 import "testing"
 
-// The lifecycle of DESIGN.md, written out independently of the table in
-// disbursement.go: every pair of statuses is either here or refused.
+// The lifecycle (docs/design.md, Disbursement lifecycle), written out
+// independently of the table in disbursement.go: every pair of statuses is either here or refused.
 func TestDisbursementMoves(t *testing.T) {
 	t.Parallel()
 	allowed := map[[2]DisbursementStatus]bool{

@@ -50,7 +50,7 @@ var (
 	ErrBalanceLimit   = errors.New("wallet balance would pass its maximum of ±100000000000000 IDR")
 )
 
-// Signature reuse (DESIGN.md: signatures are used once).
+// Signature reuse: a signature is used once (docs/design.md, Signatures).
 var (
 	// ErrSignatureReused: the signature was accepted before for another
 	// method, path or Idempotency-Key.

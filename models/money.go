@@ -109,8 +109,9 @@ func (a Amount) String() string { return a.Decimal().String() }
 // requires for wallet balances: "100000.0000".
 func (a Amount) Fixed4() string { return a.Decimal().StringFixed(AmountScale) }
 
-// PercentBps returns bps basis points (1/100 of a percent) of a, rounded half
-// up to whole rupiah, as DESIGN.md prescribes for the payment fee.
+// PercentBps returns bps basis points (1/100 of a percent) of a, rounded to
+// whole rupiah with halves away from zero (up, for the payment fee, which is
+// never negative).
 func (a Amount) PercentBps(bps int64) Amount {
 	fee := a.Decimal().Mul(decimal.NewFromInt(bps)).Div(decimal.NewFromInt(10000))
 	return Amount(fee.Round(0).Shift(AmountScale).IntPart())

@@ -6,7 +6,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// PaymentStatus is where a payment is (DESIGN.md, "Payment lifecycle").
+// PaymentStatus is where a payment is (docs/design.md, Payment lifecycle).
 type PaymentStatus string
 
 const (
@@ -68,7 +68,7 @@ type Payment struct {
 	SettledAt            *time.Time
 	// PaidAtReported is the acquirer's paid_at as reported; PaidAt is it
 	// clamped to [CreatedAt, the time the result was applied], so that the
-	// acquirer cannot move the settlement (DESIGN.md, T+1).
+	// acquirer cannot move the settlement day (T+1).
 	PaidAtReported *time.Time
 	// ReportedAmount and HoldReason record a SUCCESS the acquirer reported
 	// with an amount other than the price: not applied, the payment stays

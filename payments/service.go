@@ -58,7 +58,7 @@ func New(o Options) *Service {
 
 func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
 
-// Limits of a payment request (spec and DESIGN.md).
+// Limits of a payment request (docs/design.md, Payment lifecycle).
 var (
 	MinPrice = models.Rupiah(15_000)
 	// MaxPrice is the largest amount a QRIS carries: tag 54 holds 13 digits.

@@ -261,7 +261,7 @@ func TestPaymentTasksRunOnTimeInTheWorker(t *testing.T) {
 
 // The payment webhooks reach the client's payment webhook URL, signed
 // with its callback secret, with the envelope and exactly the data fields
-// of DESIGN.md, valued as the payment is stored.
+// of docs/design.md (Webhooks), valued as the payment is stored.
 func TestPaymentWebhookBodies(t *testing.T) {
 	e := newWorkerEnv(t)
 	ctx := context.Background()

@@ -16,7 +16,7 @@ import (
 	"github.com/payoutd/payoutd/vendors/sandbox"
 )
 
-// One busy wallet in the shape production gives it (issue #14): creates
+// One busy wallet in the shape production gives it: creates
 // that the API submits inline while the merchant waits, creates left to
 // the worker, and the worker's submits and result moves, all at once on
 // the same wallet, funded for fewer payouts than are asked for. However

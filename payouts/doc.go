@@ -3,10 +3,10 @@
 // checks, lock expiry, operator approval and cancellation, and the vendor's
 // callbacks. The API and the worker call it; it owns its transactions.
 //
-// # Lifecycle (DESIGN.md)
+// # Lifecycle (docs/design.md, Disbursement lifecycle)
 //
 //	(create)             → PENDING_VERIFICATION  gross ≥ review threshold: locked, waits for an operator
-//	(create)             → VERIFIED              inquiry passed, locked; payout:submit enqueued
+//	(create)             → VERIFIED              inquiry passed, locked; due for submission
 //	PENDING_VERIFICATION → VERIFIED              operator approves
 //	PENDING_VERIFICATION, VERIFIED → CANCELLED   operator cancels; lock released
 //	PENDING_VERIFICATION, VERIFIED → EXPIRED     lock TTL passed before submission; lock released

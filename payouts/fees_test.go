@@ -14,7 +14,7 @@ import (
 
 const belowMinimum = "withdrawal amount is below minimum: "
 
-// Fees and minimums (DESIGN.md "Fees, minimums, caps"): per transfer type
+// Fees and minimums (docs/design.md, Fees and minimums): per transfer type
 // the fee is the client's (default BIFAST 2,500, RTOL 6,500), deducted
 // from the gross (net = gross − fee), and the minimum applies to the net
 // (default 10,000), so the minimum gross is fee + minimum net. Quote and

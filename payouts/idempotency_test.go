@@ -15,7 +15,8 @@ import (
 	"github.com/payoutd/payoutd/vendors/sandbox"
 )
 
-// The idempotency rules of the spec ("Idempotency rules:") and DESIGN.md,
+// The idempotency rules of the spec ("Idempotency rules:") and of
+// docs/design.md (Idempotency and replays),
 // where they live: in Service.Create. Rule 1 (a missing Idempotency-Key is
 // a 400) is a check of the HTTP request before the service is called
 // (api.idempotencyKey): it stays tested in api (TestDisbursementCreateValidation).
@@ -335,7 +336,7 @@ func (v *heldInquiry) Inquire(ctx context.Context, req vendors.InquiryRequest) (
 	return v.Vendor.Inquire(ctx, req)
 }
 
-// DESIGN.md: a create that stored no disbursement does not consume its
+// A create that stored no disbursement does not consume its
 // Idempotency-Key. Each refusal stores, locks and posts nothing; a valid
 // create with the same key afterwards is a fresh create, and its own
 // replay is a replay.

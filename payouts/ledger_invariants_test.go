@@ -10,7 +10,7 @@ import (
 	"github.com/payoutd/payoutd/vendors/sandbox"
 )
 
-// The money invariants (DESIGN.md "Money", ledger/wallets.go) hold after
+// The money invariants (docs/design.md, Money; ledger/wallets.go) hold after
 // every step of a mixed lifecycle driven through the service as the API,
 // the worker and the operators drive it: creates (one refused, one
 // replayed), a review and its approval, vendor rejection and later

@@ -423,8 +423,8 @@ func (s *Service) moveAll(ctx context.Context, plans []plan) error {
 // enqueueEvents enqueues the webhook events a committed move recorded for
 // delivery, up to enqueueParallel at once: a batch's events one after
 // another were a Redis round trip each on the batch's path, and an inline
-// batch answers its merchants only after them (issue #14: with half the
-// merchants hooked they doubled the batch's time). A failure is only
+// batch answers its merchants only after them (with half the merchants
+// hooked they doubled the batch's time). A failure is only
 // logged: the webhook sweep enqueues the event later.
 func (s *Service) enqueueEvents(ctx context.Context, ids []uuid.UUID) {
 	if s.queue == nil || len(ids) == 0 {

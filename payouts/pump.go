@@ -19,7 +19,7 @@ import (
 // per payout. A queued task costs the API an enqueue and the worker a
 // dequeue and an acknowledgement, each a Redis round trip, and asynq takes
 // tasks off Redis one at a time: on a busy machine that bounded the
-// payouts a worker finished per second, not the database (issue #14). A
+// payouts a worker finished per second, not the database. A
 // pump claims a batch of due payouts with one statement (rows another
 // pump holds are skipped, so several pumps and several workers share the
 // work without waiting for each other), submits them together and takes

@@ -69,9 +69,8 @@ type pathGroup struct {
 // of the wallets whose money moves, then the money. Two such transactions
 // cannot each hold what the other waits for, and a busy wallet's row is
 // held only for the money and the commit: the inserts of audit lines and
-// events (which lock no wallet) come before it (issue #14: every
-// statement after the wallets' update is time a create on that wallet
-// waits). So an event says only what the moves decide, never what the
+// events (which lock no wallet) come before it: every statement after
+// the wallets' update is time a create on that wallet waits. So an event says only what the moves decide, never what the
 // money does (a return's refunded_fee is not in its body).
 //
 // It returns the ids of the events it recorded for delivery (the clients

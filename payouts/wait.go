@@ -161,7 +161,7 @@ func (s *Service) waitForSubmit(ctx context.Context, d *models.Disbursement, dea
 // loop starts when a full batch is queued (inlineBusyAt) or when a create
 // has waited inlineBusyAfter for one: while batches are quick, one loop
 // makes the largest batches, and so the fewest vendor calls and
-// transactions per payout (issue #14: two loops, each taking every other
+// transactions per payout (two loops, each taking every other
 // handful of creates, served the default wait 15% fewer creates a second
 // on 2 cores); while a vendor takes its time to answer, a create waits
 // about inlineBusyAfter for its own call to start instead of for the

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checks that the domain stays free of transport and infrastructure
-# (`make lint`; issue 12 point 4). The domain packages below must not
+# (`make lint`). The domain packages below must not
 # depend, even transitively, on the HTTP framework, the queue or the
 # metrics library, nor on the packages above them (nothing imports
 # upward); and the lifecycle packages must not import the SQL dialect

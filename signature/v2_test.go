@@ -12,8 +12,8 @@ import (
 // v2Vector is one known answer of scheme v2. The vectors in
 // testdata/v2_vectors.json were computed from the scheme's written
 // definition with Python's hashlib and hmac by someone who had not read
-// this package, and checked again with sha256sum and openssl; README shows
-// the first of them.
+// this package, and checked again with sha256sum and openssl; docs/api.md
+// (Signing v2) shows the first of them.
 type v2Vector struct {
 	Name           string `json:"name"`
 	T              string `json:"t"`

@@ -8,7 +8,7 @@ import (
 )
 
 // Unconfigured, an attempt may take 10 s and retries span 72 hours, as
-// DESIGN.md promises merchants.
+// docs/design.md (Webhooks) promises merchants.
 func TestDefaults(t *testing.T) {
 	t.Parallel()
 	d := New(Options{})

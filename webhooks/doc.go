@@ -1,6 +1,7 @@
 // Package webhooks delivers signed events to merchant backends: the outcome
-// of a payout (disbursement.success, disbursement.failed) and, with payments,
-// payment.success, payment.expired and payment.failed.
+// of a payout (disbursement.success, disbursement.failed,
+// disbursement.returned) and, with payments, payment.success,
+// payment.expired and payment.failed.
 //
 // An event is recorded (Record) in the same database transaction as the
 // state change that causes it, with the exact JSON body it will carry; the

@@ -34,7 +34,7 @@ type NewEvent struct {
 	Data      any // the "data" object, serialised once into the body
 }
 
-// envelope is the body of every event (DESIGN.md, camelCase).
+// envelope is the body of every event, camelCase (docs/design.md, Webhooks).
 type envelope struct {
 	EventID   string `json:"eventId"`
 	Event     string `json:"event"`
@@ -208,7 +208,7 @@ func urlFor(c *models.Client, t models.WebhookTarget) string {
 	return c.PayoutWebhookURL
 }
 
-// disbursementData is the data of disbursement events (DESIGN.md).
+// disbursementData is the data of disbursement events.
 type disbursementData struct {
 	DisbursementID    string  `json:"disbursementId"`
 	WalletID          string  `json:"walletId"`
@@ -258,7 +258,7 @@ func DisbursementEvent(d *models.Disbursement) (NewEvent, error) {
 	return NewEvent{ClientID: d.ClientID, Event: name, SubjectID: d.ID, Target: models.TargetPayout, Data: data}, nil
 }
 
-// paymentData is the data of payment events (DESIGN.md).
+// paymentData is the data of payment events.
 type paymentData struct {
 	PaymentID            string  `json:"paymentId"`
 	PlayerID             string  `json:"playerId"`

@@ -21,7 +21,7 @@ import (
 // events) share their two statements: one claims all their events, one
 // records all their outcomes, a commit each for the group. One delivery
 // alone runs them at once, as a group of one. The POSTs stay each
-// delivery's own. Issue #14: with half the merchants hooked, each event's
+// delivery's own. With half the merchants hooked, each event's
 // own claim and outcome statements were more of the database's work than
 // the payout they announced.
 

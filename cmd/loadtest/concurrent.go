@@ -17,9 +17,8 @@ import (
 	"gorm.io/gorm"
 )
 
-// The concurrent phase (issue 14): api and worker run together, as in
-// production, while the creates come. Its goals, informational, as the
-// issue states them.
+// The concurrent phase: api and worker run together, as in production,
+// while the creates come. Its goals are informational (docs/performance.md).
 const (
 	goalConcHotRatio  = 0.5 // creates on one wallet over the hot-row ceiling
 	goalConcP99       = 100 * time.Millisecond

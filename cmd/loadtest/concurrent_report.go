@@ -10,7 +10,7 @@ import (
 const concurrentNote = "hot and spread: DISBURSEMENT_SUBMIT_WAIT=0, a create is answered once stored, locked and enqueued, " +
 	"while the worker finalises earlier payouts;\n          wait: the service's default DISBURSEMENT_SUBMIT_WAIT, a create waits for its submit"
 
-// judge sets the sub-phase's verdict against issue 14's goals: hot ≥ 0.5
+// judge sets the sub-phase's verdict against the phase's goals: hot ≥ 0.5
 // of the hot-row ceiling with p99 < 100 ms; spread ≥ 800 payouts/s end to
 // end with the last terminal within 1.5 × the creates' time; wait p50 <
 // 25 ms and p99 < 100 ms.

@@ -43,7 +43,7 @@
 // SELECT of a wallet-like row without BEGIN and END, over -pgbench-rows
 // rows of lt_wallets in the load database) before the server starts, and
 // reports the balance reads' rate as a ratio of it, with the goal of at
-// least 0.3 (issue 14). Without pgbench it says the ceiling is
+// least 0.3. Without pgbench it says the ceiling is
 // unavailable and goes on without the ratio; with -target it measures
 // none (it makes no tables of its own in the server's database).
 //

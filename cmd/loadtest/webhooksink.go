@@ -29,7 +29,7 @@ import (
 // server on loopback that answers every payout webhook 200 at once and
 // notes when each payout's event first arrived, so that the phase measures
 // what a merchant with a webhook URL sees, and the worker does the
-// deliveries a real run has (issue 14: the real shape).
+// deliveries a real run has (the real shape).
 //
 // Production delivers only over https and to no loopback address, so the
 // sink has a certificate of its own, made up for the run, and the api and
@@ -82,7 +82,8 @@ func (s *webhookSink) close() {
 	_ = s.srv.Shutdown(ctx)
 }
 
-// sinkEvent is what the sink reads of a delivery (DESIGN.md's body).
+// sinkEvent is what the sink reads of a delivery (the webhook body of
+// docs/design.md, Webhooks).
 type sinkEvent struct {
 	EventID string `json:"eventId"`
 	Data    struct {
@@ -128,8 +129,8 @@ func (s *webhookSink) received(ids []uuid.UUID) int {
 }
 
 // webhookFigures are a sub-phase's deliveries: every terminal payout of a
-// merchant with a webhook URL expects one event (DESIGN.md: every SUCCESS
-// and FAILED).
+// merchant with a webhook URL expects one event (every SUCCESS and FAILED
+// sends one).
 type webhookFigures struct {
 	Merchants int `json:"merchants"` // of the sub-phase's, with a webhook URL
 	Expected  int `json:"expected"`

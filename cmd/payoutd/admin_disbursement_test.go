@@ -101,8 +101,9 @@ func TestAdminDisbursementApproveAndCancel(t *testing.T) {
 }
 
 // wantRecordKeys fails unless printed has exactly the fields of the
-// disbursement record GET /api/v3/disbursements/{id} answers (DESIGN.md:
-// the operator commands print "the disbursement record"); reference_id
+// disbursement record GET /api/v3/disbursements/{id} answers (the operator
+// commands print the disbursement record: docs/design.md, Admin CLI
+// contract); reference_id
 // is left out when none was given.
 func wantRecordKeys(t *testing.T, command string, printed map[string]any) {
 	t.Helper()

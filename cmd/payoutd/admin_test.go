@@ -128,7 +128,7 @@ func TestAdminCLIContract(t *testing.T) {
 	}
 	if updated["bifast_fee"] != "2500" || updated["rtol_fee"] != "6500" || updated["bifast_min_net"] != "10000" || updated["payment_fee_bps"] != float64(70) ||
 		updated["refund_fee_on_return"] != false {
-		t.Fatalf("client defaults not as DESIGN.md: %v", updated)
+		t.Fatalf("client defaults not as models/client.go (docs/design.md, Fees and minimums): %v", updated)
 	}
 	// A bank's return keeps the fee unless the client's settings refund it.
 	if got := c.ok("client", "update", "--client", clientID, "--refund-fee-on-return", "true"); got["refund_fee_on_return"] != true {

@@ -13,7 +13,8 @@ import (
 	"github.com/payoutd/payoutd/signature"
 )
 
-// Every admin command README.md shows works on a running `payoutd dev`
+// Every admin command the README and docs/operations-reference.md show
+// works on a running `payoutd dev`
 // through `payoutd admin --dev`: each reaches dev's database with dev's
 // secrets key and Redis. Commands that need a state dev has no reason to
 // be in (a late vendor result, a refused settlement) are shown to reach

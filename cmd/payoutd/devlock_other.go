@@ -6,5 +6,5 @@ import "os"
 
 // tryLock: this system has no flock(2), and a lock file without one could
 // outlive a crashed holder and refuse every later start; dev there does
-// not guard its data folder (README.md says so).
+// not guard its data folder (docs/dev.md says so).
 func tryLock(*os.File) error { return nil }

@@ -449,7 +449,7 @@ func TestRedisOutageDuringCreates(t *testing.T) {
 // Across real sockets, on every rail: the HTTP vendor adapter, the
 // simulator's callbacks into /vendor-callbacks/<vendor>, and the two
 // unknown outcomes of a submit, each paid once: 1000000007 (the vendor
-// pays but answers the first submit with an error: DESIGN.md's lost
+// pays but answers the first submit with an error: the sandbox's lost
 // answer, a 500 SERVER_ERROR at xenditsim) and an answer that never comes
 // (the vendor pays, the client gives up waiting: a timeout).
 func TestPayoutsAcrossRealSockets(t *testing.T) {

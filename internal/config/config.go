@@ -1,5 +1,5 @@
-// Package config reads the service's configuration from the environment,
-// as DESIGN.md lists it, and validates it at start with messages that name
+// Package config reads the service's configuration from the environment
+// (docs/configuration.md lists it) and validates it at start with messages that name
 // the variable and say what is wrong.
 package config
 

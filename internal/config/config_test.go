@@ -79,7 +79,8 @@ func TestParseHolidaysRefusesBadDates(t *testing.T) {
 	}
 }
 
-// The disbursement settings default to DESIGN.md's values when unset, and
+// The disbursement settings default to the documented values
+// (docs/configuration.md) when unset, and
 // the environment overrides them (0 turns the create's wait off).
 func TestDisbursementSettings(t *testing.T) {
 	c, err := Load(func(string) string { return "" }, Defaults())

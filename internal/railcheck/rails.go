@@ -55,8 +55,8 @@ func newRail(vendor string, cfg config.Config) rail {
 }
 
 // sandboxAccount is the account both simulators resolve (as "SANDBOX
-// 7890") and pay: README.md, "Sandbox account numbers", any number but
-// the magic ones.
+// 7890") and pay: any number but the magic ones (docs/design.md, Sandbox
+// vendors).
 const sandboxAccount = "1234567890"
 
 // xenditRail is Xendit Payouts v2 (XENDIT_*).

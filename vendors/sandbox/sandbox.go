@@ -1,4 +1,4 @@
-// Package sandbox implements the two sandbox payout vendors of DESIGN.md,
+// Package sandbox implements the two sandbox payout vendors,
 // simbank (banks only; BIFAST and RTOL) and simwallet (a subset of banks
 // plus the e-wallets; BIFAST only). Recipient account numbers decide the
 // outcome (the "magic" numbers merchants test with); caps follow the
@@ -26,8 +26,8 @@ const (
 	SimWallet = "simwallet"
 )
 
-// Magic account numbers: the outcomes merchants test against (README,
-// "Sandbox account numbers").
+// Magic account numbers: the outcomes merchants test against
+// (docs/design.md, Sandbox vendors).
 const (
 	AccountInactive        = "1000000001"
 	AccountUnresolved      = "1000000002"

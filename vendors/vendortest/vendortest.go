@@ -3,8 +3,8 @@
 // however often and however concurrently it is submitted, a lost answer
 // resolved by a status query, results that only move forward (pending,
 // then paid or failed, then possibly returned), and errors of the kinds
-// vendors.Vendor declares. The sandbox magic account numbers of DESIGN.md
-// drive the outcomes; each simulator maps them onto its own states.
+// vendors.Vendor declares. The sandbox magic account numbers
+// (docs/design.md, Sandbox vendors) drive the outcomes; each simulator maps them onto its own states.
 //
 // It runs against each adapter over its simulator: the in-process sandbox,
 // the vendorsim client over HTTP, Xendit over xenditsim and a SNAP bank

@@ -1,5 +1,5 @@
 // Package sandboxtest holds the behaviour the sandbox vendors promise
-// (DESIGN.md, "Sandbox vendors"), written once as table-driven tests and run
+// (docs/design.md, Sandbox vendors), written once as table-driven tests and run
 // against every way of reaching them: sandbox.Vendor over a MemoryStore and
 // over a DBStore, and the HTTP client of vendors/vendorsim talking to
 // payoutd vendorsim. Only tests import it.
@@ -62,7 +62,7 @@ func (c *Clock) Advance(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-// AllBanks and EWallets are the codes of DESIGN.md's bank list.
+// AllBanks and EWallets are the codes of the bank directory (vendors/banks.tsv).
 var (
 	AllBanks = []string{"bca", "bri", "bni", "mandiri", "cimb", "permata", "bsi", "danamon", "btn", "jago", "seabank", "neo", "ocbc", "maybank"}
 	EWallets = []string{"dana", "gopay", "ovo", "linkaja", "shopeepay"}

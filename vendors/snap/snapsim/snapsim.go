@@ -23,7 +23,7 @@
 //     partner's (401xx00), the HMAC-SHA512 X-SIGNATURE (401xx00
 //     "Unauthorized. Signature"), and an X-EXTERNAL-ID not used before on
 //     the same Asia/Jakarta day (409xx00 "Conflict").
-//   - the sandbox magic accounts of DESIGN.md: 1000000001 inactive
+//   - the sandbox magic accounts (vendors/sandbox): 1000000001 inactive
 //     (4031618), 1000000002 not found (4041611), 1000000006 inquiry timeout
 //     (5041600), 1000000003 rejected at transfer (4031818), 1000000004
 //     accepted then 06 Failed, 1000000005 stays 03 Pending, 1000000007
@@ -566,7 +566,7 @@ func dropConnection(w http.ResponseWriter) {
 	panic(http.ErrAbortHandler)
 }
 
-// capFor: the network caps of DESIGN.md (sandbox package values).
+// capFor: the network caps on the net amount, the sandbox package's values.
 func capFor(tt models.TransferType, slug string) models.Amount {
 	if tt == models.RTOL {
 		if slug == "mandiri" {

@@ -20,7 +20,7 @@
 // answers every match; cancellation only while ACCEPTED
 // (CANCELLATION_NOT_ALLOWED). Payouts move by themselves on an injectable
 // clock, decided by the account number (the sandbox magic numbers of
-// DESIGN.md, see outcome), and a payout.succeeded / payout.failed /
+// vendors/sandbox, see outcome), and a payout.succeeded / payout.failed /
 // payout.reversed webhook with x-callback-token is POSTed to the callback
 // URL when a payout turns final (Flush, or Run in the background).
 //
@@ -70,8 +70,8 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Account numbers of documented or DESIGN.md scenarios besides the sandbox
-// magic numbers.
+// Account numbers of Xendit's documented test scenarios besides the
+// sandbox magic numbers.
 const (
 	// AccountStaysAccepted: "Successful Cancel Payout ... account_number =
 	// 131313: Payout status will remain ACCEPTED" ("Payouts" test
@@ -383,7 +383,7 @@ func amountOf(n json.Number) int64 {
 
 // status is what the payout is at now, with its failure code.
 //
-// Outcomes by account number (DESIGN.md's magic numbers, as Xendit would
+// Outcomes by account number (the sandbox magic numbers, as Xendit would
 // show them; Xendit has no inquiry, so the inquiry outcomes appear at
 // payout time):
 //
