@@ -18,11 +18,13 @@
 //
 // # Signing
 //
-// Every request is signed as the interface specification prescribes: the
+// Every request is signed with the service's v2 scheme (docs/api.md): the
 // request is serialised to JSON once, t is the current Unix time in
-// milliseconds, and x-signature is "t=<t>,v1=<lowercase hex
-// HMAC-SHA256(t + "." + body)>" keyed by the Signing Secret used as the
-// ASCII bytes of its 64-character text. The bytes signed are the bytes
+// milliseconds, and x-signature is "t=<t>,v2=<lowercase hex HMAC-SHA256>"
+// over the method, the path and query, the Idempotency-Key and the body's
+// SHA-256, keyed by the Signing Secret used as the ASCII bytes of its
+// 64-character text (WithSignatureV1 signs "t=<t>,v1=…" over t + "." +
+// body instead). The bytes signed are the bytes
 // sent, and a GET signs the empty body. Because every request carries a
 // signature, x-timestamp is never sent.
 //

@@ -397,7 +397,7 @@ func (r *runner) payout(ctx context.Context, s *Step) {
 		return
 	case !r.test && r.o.Pay:
 		fail(s, "refused: "+r.why+"; rail check makes a test payout only in the provider's test mode, where no money moves",
-			"run the payout step with test credentials (Xendit: an xnd_development_ key; SNAP: APP_ENV=staging against a simulator, or development against the bank's sandbox); in live mode the check ends with the inquiry")
+			"run the payout step with test credentials (Xendit: an xnd_development_ key; SNAP: APP_ENV=staging, which reaches SNAP through a simulator only); in live mode the check ends with the inquiry")
 		return
 	case !r.test:
 		skip(s, "live mode, no test payout (it would move real money): "+r.why)
