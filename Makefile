@@ -57,7 +57,7 @@ migrate: ## Apply database migrations (needs DATABASE_URL)
 # beyond the three files its list names, which may only shrink.
 # scripts/doclinks.sh: every relative link of README.md and docs/*.md
 # names a file of the repository (and, with #fragment, a heading of it).
-lint: ## Fail on unformatted files (gofmt -l), domain imports of transport/infrastructure (scripts/importcheck.sh), broken doc links (scripts/doclinks.sh), then go vet
+lint: ## Fail on unformatted files (gofmt -l), domain imports of transport/infrastructure (scripts/importcheck.sh), broken doc links (scripts/doclinks.sh), then go vet and staticcheck (staticcheck.conf)
 	@unformatted=$$(gofmt -l .); \
 	if [ -n "$$unformatted" ]; then \
 		echo "gofmt: these files need formatting (run gofmt -w):"; \
@@ -67,6 +67,7 @@ lint: ## Fail on unformatted files (gofmt -l), domain imports of transport/infra
 	@GO=$(GO) scripts/importcheck.sh
 	@scripts/doclinks.sh
 	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
 
 vuln: ## Check dependencies for known vulnerabilities (govulncheck)
 	$(GO) run golang.org/x/vuln/cmd/govulncheck@latest ./...

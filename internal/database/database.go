@@ -133,10 +133,7 @@ func (d pgDialector) Translate(err error) error {
 // sqliteDSN turns sqlite:///path/to.db (or file:path) into the driver's DSN
 // with the pragmas the service relies on: foreign keys, WAL and a busy wait.
 func sqliteDSN(databaseURL string) string {
-	path := databaseURL
-	if strings.HasPrefix(path, "sqlite://") {
-		path = strings.TrimPrefix(path, "sqlite://")
-	}
+	path := strings.TrimPrefix(databaseURL, "sqlite://")
 	path = strings.TrimPrefix(path, "file:")
 	query := ""
 	if i := strings.IndexByte(path, '?'); i >= 0 {

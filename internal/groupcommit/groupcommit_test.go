@@ -99,7 +99,7 @@ func TestFirstTakesAtMostMax(t *testing.T) {
 	}
 	// The group's capacity ends at its length: appending to it must not
 	// overwrite the queued rest.
-	group = append(group, NewRequest(9))
+	_ = append(group, NewRequest(9))
 	if rest[0].Item != 3 {
 		t.Fatal("appending to a group overwrote the queue")
 	}
