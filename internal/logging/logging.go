@@ -44,12 +44,3 @@ func (h contextHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 func (h contextHandler) WithGroup(name string) slog.Handler {
 	return contextHandler{h.Handler.WithGroup(name)}
 }
-
-// MaskAccount keeps only the last 4 digits of an account number, the form
-// in which account numbers may appear in logs.
-func MaskAccount(accountNo string) string {
-	if len(accountNo) <= 4 {
-		return "****"
-	}
-	return "****" + accountNo[len(accountNo)-4:]
-}
