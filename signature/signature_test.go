@@ -369,6 +369,7 @@ func FuzzParseHeader(f *testing.F) {
 	for _, s := range []string{
 		"", "t=1,v1=" + hex64, "v1=" + hex64 + ",t=1", " t=1 , v1=" + strings.ToUpper(hex64),
 		"t=1,t=2,v1=" + hex64, "t=,v1=", "t=1,v1=" + hex64 + ",", ",,,", "=", "t==,v1==",
+		"t=,v2=" + hex64, "t=1,v1=" + hex64 + ",v2=" + hex64,
 	} {
 		f.Add(s)
 	}
@@ -380,15 +381,26 @@ func FuzzParseHeader(f *testing.F) {
 			}
 			return
 		}
-		if len(h.V1) != 64 {
-			t.Fatalf("ParseHeader(%q) = %+v ok; want V1 of 64 and non-empty T", s, h)
+		// A header is v1, v2 or both; each signature present is 64 hex
+		// digits. t is only split off here: ParseMillis judges it.
+		if h.V1 == "" && h.V2 == "" {
+			t.Fatalf("ParseHeader(%q) = %+v ok without a signature", s, h)
 		}
-		if _, err := hex.DecodeString(h.V1); err != nil {
-			t.Fatalf("ParseHeader(%q) accepted non-hex V1 %q", s, h.V1)
+		for _, sig := range []string{h.V1, h.V2} {
+			if _, err := hex.DecodeString(sig); sig != "" && (len(sig) != 64 || err != nil) {
+				t.Fatalf("ParseHeader(%q) accepted signature %q", s, sig)
+			}
 		}
 		// Re-serialising the parsed header parses to the same thing.
 		if !strings.Contains(h.T, ",") {
-			h2, ok2 := ParseHeader("t=" + h.T + ",v1=" + h.V1)
+			again := "t=" + h.T
+			if h.V1 != "" {
+				again += ",v1=" + h.V1
+			}
+			if h.V2 != "" {
+				again += ",v2=" + h.V2
+			}
+			h2, ok2 := ParseHeader(again)
 			if !ok2 || h2 != h {
 				t.Fatalf("re-parse of %+v = %+v, %v", h, h2, ok2)
 			}
