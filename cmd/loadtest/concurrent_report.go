@@ -72,27 +72,6 @@ func (t suiteTable) concurrentRows(r *concurrentResult, c *ceilings) {
 	}
 }
 
-func (c *ceilings) spreadCeiling() *ceiling {
-	if c == nil {
-		return nil
-	}
-	return c.Spread
-}
-
-func (c *ceilings) hotCeiling() *ceiling {
-	if c == nil {
-		return nil
-	}
-	return c.Hot
-}
-
-func (c *ceilings) selectOnlyCeiling() *ceiling {
-	if c == nil {
-		return nil
-	}
-	return c.SelectOnly
-}
-
 // printConcurrentNotes follows the table: per sub-phase how far behind the
 // worker was and the max latencies, then reconcile.
 func printConcurrentNotes(w io.Writer, r *concurrentResult) {
@@ -126,72 +105,4 @@ func printConcurrentNotes(w io.Writer, r *concurrentResult) {
 		rec = "PROBLEMS: " + strings.Join(r.ReconcileProblems, "; ")
 	}
 	fmt.Fprintf(w, "    reconcile after the phase: %s; overdrawn wallets: %d\n", rec, r.NegativeWallets)
-}
-
-// printEvidence is the short breakdown of -evidence per sub-phase.
-func printEvidence(w io.Writer, r *concurrentResult) {
-	if r == nil || r.EvidenceDir == "" {
-		return
-	}
-	fmt.Fprintf(w, "\nevidence (raw files in %s)\n", r.EvidenceDir)
-	if r.PgStatStatements != "" {
-		fmt.Fprintf(w, "  pg_stat_statements unavailable: %s\n", r.PgStatStatements)
-	}
-	for _, p := range r.Phases {
-		ev := p.Evidence
-		if ev == nil {
-			continue
-		}
-		fmt.Fprintf(w, "  %s: %d samples, %.1f active backends on average; Redis PING p50 %.2f ms, p99 %.2f ms, max %.2f ms\n",
-			p.Name, ev.Samples, float64(ev.ActiveBackends)/float64(max(1, ev.Samples)), ev.RedisPingP50MS, ev.RedisPingP99MS, ev.RedisPingMaxMS)
-		fmt.Fprintf(w, "    waits:   %s\n", shareText(ev.WaitEvents, ev.ActiveBackends, 6))
-		fmt.Fprintf(w, "    blocked lock requests per sample: %s\n", perSampleText(ev.BlockedLocks, ev.Samples, 4))
-		for _, b := range ev.Blockers[:min(3, len(ev.Blockers))] {
-			fmt.Fprintf(w, "    %5d× %s\n", b.Count, b.What)
-		}
-		for _, g := range ev.Groups {
-			fmt.Fprintf(w, "    group %s\n", g.text())
-		}
-		for _, s := range ev.Statements[:min(5, len(ev.Statements))] {
-			fmt.Fprintf(w, "    stmt %9.0f ms total, %7d calls, %.3f ms mean: %s\n", s.TotalMS, s.Calls, s.MeanMS, s.Query)
-		}
-		for _, proc := range []string{"api", "worker"} {
-			for i, l := range ev.ProfileTops[proc] {
-				label := ""
-				if i == 0 {
-					label = proc + " cpu:"
-				}
-				fmt.Fprintf(w, "    %-11s %s\n", label, l)
-			}
-		}
-		for _, e := range ev.Errors {
-			fmt.Fprintf(w, "    note: %s\n", e)
-		}
-	}
-}
-
-// shareText lists the first n rows with their share of total ("none"
-// without rows).
-func shareText(rows []countRow, total, n int) string {
-	if len(rows) == 0 {
-		return "none"
-	}
-	parts := make([]string, 0, n)
-	for _, r := range rows[:min(n, len(rows))] {
-		parts = append(parts, fmt.Sprintf("%s %.0f%%", r.What, 100*float64(r.Count)/float64(max(1, total))))
-	}
-	return strings.Join(parts, ", ")
-}
-
-// perSampleText lists the first n rows with their average count per
-// sample ("none" without rows).
-func perSampleText(rows []countRow, samples, n int) string {
-	if len(rows) == 0 {
-		return "none"
-	}
-	parts := make([]string, 0, n)
-	for _, r := range rows[:min(n, len(rows))] {
-		parts = append(parts, fmt.Sprintf("%s %.1f", r.What, float64(r.Count)/float64(max(1, samples))))
-	}
-	return strings.Join(parts, ", ")
 }

@@ -2,58 +2,137 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
-	"net"
-	"net/url"
-	"strings"
+	"io"
 
 	"github.com/google/uuid"
-	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
 	"github.com/payoutd/payoutd/admin"
+	"github.com/payoutd/payoutd/internal/credentials"
 	"github.com/payoutd/payoutd/internal/database"
+	"github.com/payoutd/payoutd/models"
 )
+
+// runSetup is what every run starts from: the secrets key, the database
+// (recreated and migrated when self-contained) and the provisioned clients.
+type runSetup struct {
+	o             options
+	env           models.Environment
+	key           []byte
+	sealer        *credentials.Sealer
+	db            *gorm.DB
+	fixture       *Fixture
+	selfContained bool
+}
+
+func setUp(ctx context.Context, o options, info scenarioInfo, stderr io.Writer) (*runSetup, error) {
+	env, _ := models.ParseEnvironment(o.env)
+	key, err := secretsKey(o.secretsKey)
+	if err != nil {
+		return nil, err
+	}
+	sealer, err := credentials.NewSealer(key)
+	if err != nil {
+		return nil, err
+	}
+	s := &runSetup{o: o, env: env, key: key, sealer: sealer, selfContained: o.target == ""}
+	if s.selfContained {
+		progress(stderr, "recreating database %s", redact(o.databaseURL))
+		if err := recreateDatabase(ctx, o.databaseURL); err != nil {
+			return nil, err
+		}
+	}
+	if s.db, err = database.Open(o.databaseURL); err != nil {
+		return nil, err
+	}
+	if err := s.prepare(ctx, info, stderr); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *runSetup) prepare(ctx context.Context, info scenarioInfo, stderr io.Writer) error {
+	if s.selfContained {
+		if _, err := database.Migrate(ctx, s.db); err != nil {
+			return err
+		}
+	} else if pending, err := database.PendingMigrations(ctx, s.db); err != nil {
+		return fmt.Errorf("read migration state of -database-url: %w", err)
+	} else if pending > 0 {
+		return fmt.Errorf("-database-url is %d migration(s) behind: is it the database of -target?", pending)
+	}
+	if info.flushesRedis() && s.selfContained {
+		progress(stderr, "flushing Redis database %s: no queue of an earlier run remains", redact(s.o.redisURL))
+		if err := flushRedis(ctx, s.o.redisURL); err != nil {
+			return err
+		}
+	}
+	progress(stderr, "provisioning %d clients with a funded wallet each", s.o.clients)
+	rail, _ := lookupRail(s.o.rail)
+	deps := admin.Deps{DB: s.db, Sealer: s.sealer, Env: s.env, Vendors: provisionRegistry(rail)}
+	var err error
+	s.fixture, err = provision(ctx, deps, s.o.clients, rail.vendor)
+	return err
+}
+
+func (s *runSetup) close() { closeDB(s.db) }
+
+// serverConfig is the environment of the api and worker the tool starts.
+func (s *runSetup) serverConfig(info scenarioInfo) serverConfig {
+	return serverConfig{databaseURL: s.o.databaseURL, redisURL: s.o.redisURL, env: s.env, secretsKey: s.key,
+		extraEnv: serverEnv(s.o, info)}
+}
+
+// serverEnv is what the tool adds to a started server's environment: for
+// creates, no wait for the worker and a sandbox vendor that pays at once;
+// then -server-env, which may override them.
+func serverEnv(o options, info scenarioInfo) []string {
+	var env []string
+	if info.creates {
+		env = append(env, "DISBURSEMENT_SUBMIT_WAIT=0s", "SANDBOX_COMPLETE_AFTER="+o.sandboxCompleteAfter.String())
+	}
+	return append(env, o.serverEnv...)
+}
+
+// secretsKey decodes the -secrets-key flag or, when it is empty, makes a
+// random key (the tool then starts the server with it).
+func secretsKey(flagValue string) ([]byte, error) {
+	if flagValue != "" {
+		key, err := credentials.ParseSecretsKey(flagValue)
+		if err != nil {
+			return nil, fmt.Errorf("-secrets-key: %w", err)
+		}
+		return key, nil
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, err
+	}
+	return key, nil
+}
+
+// Fixture is what provisioning made: the merchant clients with their
+// clear-text credentials, each with one funded wallet.
+type Fixture struct {
+	Clients []LoadClient
+	// Admin provisions more, with the same database, sealer and environment.
+	Admin admin.Deps
+}
+
+// LoadClient is one provisioned merchant client.
+type LoadClient struct {
+	ClientID      string
+	APIKey        string
+	SigningSecret string
+	WalletID      string
+}
 
 // openingBalance funds every load-test wallet (IDR).
 const openingBalance = "1000000000"
-
-// recreateDatabase drops and creates the database named in databaseURL,
-// through the "postgres" maintenance database of the same server. It only
-// does so on a server of this machine, and never to a system database.
-func recreateDatabase(ctx context.Context, databaseURL string) error {
-	if d, err := database.DialectOf(databaseURL); err != nil || d != database.Postgres {
-		return fmt.Errorf("-database-url must be a postgres:// URL, not %q", redact(databaseURL))
-	}
-	u, err := url.Parse(databaseURL)
-	if err != nil {
-		return fmt.Errorf("-database-url: %w", err)
-	}
-	name := strings.TrimPrefix(u.Path, "/")
-	switch name {
-	case "", "postgres", "template0", "template1":
-		return fmt.Errorf("-database-url names database %q: the tool drops and recreates it, so name a database of its own (e.g. payoutd_load)", name)
-	}
-	if !isLoopback(u.Hostname()) {
-		return fmt.Errorf("-database-url: refusing to drop database %q on %s: the tool recreates databases only on this machine (use -target to load a server elsewhere)", name, u.Host)
-	}
-	maintenance := *u
-	maintenance.Path = "/postgres"
-	db, err := database.Open(maintenance.String())
-	if err != nil {
-		return err
-	}
-	defer closeDB(db)
-	ident := quoteIdent(name)
-	if err := db.WithContext(ctx).Exec("DROP DATABASE IF EXISTS " + ident + " WITH (FORCE)").Error; err != nil {
-		return fmt.Errorf("drop database %s: %w", ident, err)
-	}
-	if err := db.WithContext(ctx).Exec("CREATE DATABASE " + ident).Error; err != nil {
-		return fmt.Errorf("create database %s: %w", ident, err)
-	}
-	return nil
-}
 
 // provision creates n merchant clients, each with one funded wallet on
 // vendor.
@@ -87,59 +166,4 @@ func provision(ctx context.Context, d admin.Deps, n int, vendor string) (*Fixtur
 		})
 	}
 	return f, nil
-}
-
-// flushRedis empties the Redis database named in redisURL, where the API
-// enqueues payout:submit, so that no queue of an earlier run distorts the
-// drain. Only a server of this machine, and never database 0, which is
-// everyone's default.
-func flushRedis(ctx context.Context, redisURL string) error {
-	opts, err := redis.ParseURL(redisURL)
-	if err != nil {
-		return fmt.Errorf("-redis-url: %w", err)
-	}
-	host, _, err := net.SplitHostPort(opts.Addr)
-	if err != nil {
-		host = opts.Addr
-	}
-	if !isLoopback(host) {
-		return fmt.Errorf("-redis-url: refusing to flush Redis on %s: the tool flushes only a Redis of this machine", opts.Addr)
-	}
-	if opts.DB == 0 {
-		return fmt.Errorf("-redis-url %s: the tool flushes the Redis database it enqueues into; name one of its own, e.g. %s", redact(redisURL), defaultRedisURL)
-	}
-	rdb := redis.NewClient(opts)
-	defer rdb.Close()
-	if err := rdb.FlushDB(ctx).Err(); err != nil {
-		return fmt.Errorf("flush Redis database %d: %w", opts.DB, err)
-	}
-	return nil
-}
-
-func closeDB(db *gorm.DB) {
-	if sqlDB, err := db.DB(); err == nil {
-		sqlDB.Close()
-	}
-}
-
-// quoteIdent quotes a PostgreSQL identifier.
-func quoteIdent(name string) string {
-	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
-}
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-// redact hides the password of a URL for printing.
-func redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	return u.Redacted()
 }

@@ -1,5 +1,9 @@
 package main
 
+// The disbursement creates of create-many, create-hot, overload and the
+// concurrent phase: signed POST /api/v3/disbursements, a fresh
+// Idempotency-Key each, every wallet's body serialised once.
+
 import (
 	"bytes"
 	"context"
@@ -46,9 +50,6 @@ type createTarget struct {
 	apiKey string
 	secret string
 }
-
-func newCreateManyScenario(o options) Scenario { return newCreateScenario(false, o.amount) }
-func newCreateHotScenario(o options) Scenario  { return newCreateScenario(true, o.amount) }
 
 func newCreateScenario(hot bool, amount string) *createScenario {
 	return &createScenario{hot: hot, amount: amount, keyBase: idempotencyKeyBase()}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -105,6 +106,80 @@ type phaseEvidence struct {
 	ProfileTops map[string][]string `json:"-"`
 	Errors      []string            `json:"errors,omitempty"`
 	Dir         string              `json:"dir"`
+}
+
+// evidenceRun is -evidence for the concurrent phase: where the files go
+// and whether pg_stat_statements answers.
+type evidenceRun struct {
+	dir             string
+	pgssUnavailable string
+}
+
+func newEvidenceRun(ctx context.Context, dir string, db *gorm.DB) (*evidenceRun, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("-evidence-dir: %w", err)
+	}
+	return &evidenceRun{dir: dir, pgssUnavailable: pgStatStatements(ctx, db)}, nil
+}
+
+// write saves a sub-phase's summary as JSON beside its raw files.
+func (r *evidenceRun) write(phase string, ev *phaseEvidence) {
+	b, _ := json.MarshalIndent(ev, "", "  ")
+	if err := os.WriteFile(filepath.Join(r.dir, "concurrent-"+phase+"-summary.json"), b, 0o644); err != nil {
+		ev.Errors = append(ev.Errors, err.Error())
+	}
+}
+
+// evidenceHooks are the sub-phase's evidence: the sampler, the CPU
+// profiles of the api (its /debug/pprof, with operator credentials added
+// to apiCfg) and of the worker (the overlay's listener), and both
+// processes' group commits (their /metrics).
+func (cr *concurrentRun) evidenceHooks(name string, apiCfg *serverConfig) (*phaseEvidence, []windowHooks, error) {
+	dir := cr.evidence.dir
+	ev := &phaseEvidence{Dir: dir, Profiles: map[string]string{
+		"api": filepath.Join(dir, "concurrent-"+name+"-api.pprof"), "worker": filepath.Join(dir, "concurrent-"+name+"-worker.pprof"),
+	}}
+	apiProf, err := newServerProfile(ev.Profiles["api"], cr.s.o.duration)
+	if err != nil {
+		return nil, nil, err
+	}
+	apiCfg.extraEnv = append(apiCfg.extraEnv, apiProf.env()...)
+	workerProf := &serverProfile{path: ev.Profiles["worker"], base: "http://" + cr.workerPP, window: cr.s.o.duration}
+	sampler := &evidenceSampler{db: cr.s.db, redisURL: cr.s.o.redisURL, raw: filepath.Join(dir, "concurrent-"+name+"-samples.jsonl"),
+		pgss: cr.evidence.pgssUnavailable == "", ev: ev}
+	ev.StatementsUnavailable = cr.evidence.pgssUnavailable
+	// Closed last first: the CPU windows (added after these) close before
+	// the profiles are waited for.
+	return ev, []windowHooks{apiProf, workerProf, sampler, &groupStages{prof: apiProf, ev: ev},
+		&groupStages{prof: cr.workerMetrics, ev: ev, process: "worker"}}, nil
+}
+
+// finishEvidence notes the profiles' failures, reads their tops and
+// writes the sub-phase's summary file.
+func (cr *concurrentRun) finishEvidence(name string, ev *phaseEvidence, hooks []windowHooks) {
+	profs := map[string]error{}
+	for _, h := range hooks {
+		if sp, ok := h.(*serverProfile); ok {
+			proc := "worker"
+			if sp.user != "" {
+				proc = "api"
+			}
+			profs[proc] = sp.err
+		}
+	}
+	ev.ProfileTops = map[string][]string{}
+	for proc, path := range ev.Profiles {
+		if err := profs[proc]; err != nil {
+			ev.Errors = append(ev.Errors, fmt.Sprintf("%s profile: %v", proc, err))
+			continue
+		}
+		if top := profileTop(path, 10); len(top) > 0 {
+			ev.ProfileTops[proc] = top
+		} else {
+			ev.Errors = append(ev.Errors, fmt.Sprintf("%s profile: none read from %s", proc, path))
+		}
+	}
+	cr.evidence.write(name, ev)
 }
 
 // evidenceSampler samples pg_stat_activity, pg_locks and Redis every
@@ -209,14 +284,6 @@ func (e *evidenceSampler) loop(ctx context.Context) {
 		line, _ := json.Marshal(s)
 		w.Write(append(line, '\n'))
 	}
-}
-
-func newRedisClient(url string) *redis.Client {
-	opts, err := redis.ParseURL(url)
-	if err != nil {
-		return nil
-	}
-	return redis.NewClient(opts)
 }
 
 // sample takes one look at PostgreSQL's backends and locks and one PING.
@@ -327,24 +394,70 @@ func profileTop(path string, lines int) []string {
 	return top
 }
 
-// evidenceRun is -evidence for the concurrent phase: where the files go
-// and whether pg_stat_statements answers.
-type evidenceRun struct {
-	dir             string
-	pgssUnavailable string
+// printEvidence is the short breakdown of -evidence per sub-phase.
+func printEvidence(w io.Writer, r *concurrentResult) {
+	if r == nil || r.EvidenceDir == "" {
+		return
+	}
+	fmt.Fprintf(w, "\nevidence (raw files in %s)\n", r.EvidenceDir)
+	if r.PgStatStatements != "" {
+		fmt.Fprintf(w, "  pg_stat_statements unavailable: %s\n", r.PgStatStatements)
+	}
+	for _, p := range r.Phases {
+		ev := p.Evidence
+		if ev == nil {
+			continue
+		}
+		fmt.Fprintf(w, "  %s: %d samples, %.1f active backends on average; Redis PING p50 %.2f ms, p99 %.2f ms, max %.2f ms\n",
+			p.Name, ev.Samples, float64(ev.ActiveBackends)/float64(max(1, ev.Samples)), ev.RedisPingP50MS, ev.RedisPingP99MS, ev.RedisPingMaxMS)
+		fmt.Fprintf(w, "    waits:   %s\n", shareText(ev.WaitEvents, ev.ActiveBackends, 6))
+		fmt.Fprintf(w, "    blocked lock requests per sample: %s\n", perSampleText(ev.BlockedLocks, ev.Samples, 4))
+		for _, b := range ev.Blockers[:min(3, len(ev.Blockers))] {
+			fmt.Fprintf(w, "    %5d× %s\n", b.Count, b.What)
+		}
+		for _, g := range ev.Groups {
+			fmt.Fprintf(w, "    group %s\n", g.text())
+		}
+		for _, s := range ev.Statements[:min(5, len(ev.Statements))] {
+			fmt.Fprintf(w, "    stmt %9.0f ms total, %7d calls, %.3f ms mean: %s\n", s.TotalMS, s.Calls, s.MeanMS, s.Query)
+		}
+		for _, proc := range []string{"api", "worker"} {
+			for i, l := range ev.ProfileTops[proc] {
+				label := ""
+				if i == 0 {
+					label = proc + " cpu:"
+				}
+				fmt.Fprintf(w, "    %-11s %s\n", label, l)
+			}
+		}
+		for _, e := range ev.Errors {
+			fmt.Fprintf(w, "    note: %s\n", e)
+		}
+	}
 }
 
-func newEvidenceRun(ctx context.Context, dir string, db *gorm.DB) (*evidenceRun, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("-evidence-dir: %w", err)
+// shareText lists the first n rows with their share of total ("none"
+// without rows).
+func shareText(rows []countRow, total, n int) string {
+	if len(rows) == 0 {
+		return "none"
 	}
-	return &evidenceRun{dir: dir, pgssUnavailable: pgStatStatements(ctx, db)}, nil
+	parts := make([]string, 0, n)
+	for _, r := range rows[:min(n, len(rows))] {
+		parts = append(parts, fmt.Sprintf("%s %.0f%%", r.What, 100*float64(r.Count)/float64(max(1, total))))
+	}
+	return strings.Join(parts, ", ")
 }
 
-// write saves a sub-phase's summary as JSON beside its raw files.
-func (r *evidenceRun) write(phase string, ev *phaseEvidence) {
-	b, _ := json.MarshalIndent(ev, "", "  ")
-	if err := os.WriteFile(filepath.Join(r.dir, "concurrent-"+phase+"-summary.json"), b, 0o644); err != nil {
-		ev.Errors = append(ev.Errors, err.Error())
+// perSampleText lists the first n rows with their average count per
+// sample ("none" without rows).
+func perSampleText(rows []countRow, samples, n int) string {
+	if len(rows) == 0 {
+		return "none"
 	}
+	parts := make([]string, 0, n)
+	for _, r := range rows[:min(n, len(rows))] {
+		parts = append(parts, fmt.Sprintf("%s %.1f", r.What, float64(r.Count)/float64(max(1, samples))))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -1,8 +1,14 @@
 package main
 
+// Scenario drain measures `payoutd worker` alone on the payouts
+// create-many left queued, paid through the -rail vendor: payouts/s from
+// the first to the last SUCCESS, and each paid payout's latency from the
+// worker's first call to the vendor. Goal: goalPayouts payouts/s; in
+// disbursements and all (which run it too), at least goalCeilingRatio of
+// the pgbench hot-row ceiling.
+
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"io"
 	"slices"
@@ -53,32 +59,6 @@ type drainResult struct {
 	P99MS float64   `json:"p99_ms"`
 	MaxMS float64   `json:"max_ms"`
 	CPU   *cpuUsage `json:"cpu_cores,omitempty"`
-}
-
-// disbursementCounts is one look at the disbursements table.
-type disbursementCounts struct {
-	success, open, requested, failed int
-}
-
-// countDisbursements counts by status, in SQL that PostgreSQL and SQLite
-// both read.
-func countDisbursements(ctx context.Context, db *gorm.DB) (disbursementCounts, error) {
-	var c disbursementCounts
-	row := db.WithContext(ctx).Raw(`SELECT
-		count(*) FILTER (WHERE status = @success),
-		count(*) FILTER (WHERE status IN @open),
-		count(*) FILTER (WHERE status = @requested),
-		count(*) FILTER (WHERE status IN @failed)
-		FROM disbursements`,
-		sql.Named("success", models.StatusSuccess),
-		sql.Named("open", []models.DisbursementStatus{models.StatusVerified, models.StatusRequested}),
-		sql.Named("requested", models.StatusRequested),
-		sql.Named("failed", []models.DisbursementStatus{models.StatusFailed, models.StatusExpired, models.StatusCancelled}),
-	).Row()
-	if err := row.Scan(&c.success, &c.open, &c.requested, &c.failed); err != nil {
-		return c, fmt.Errorf("count disbursements: %w", err)
-	}
-	return c, nil
 }
 
 // paidTimes are the submit_attempted_at and completed_at of every paid
@@ -192,13 +172,6 @@ func measureDrain(ctx context.Context, s *runSetup, bin *payoutdBinary, cfg serv
 	d.Complete = end.open == 0
 	d.CPU = window.usage()
 	return d, drainTimes(ctx, s.db, d)
-}
-
-// stopLogged stops p, reporting a failure to stop as a warning.
-func stopLogged(p *serverProcess, stderr io.Writer) {
-	if err := p.stop(); err != nil {
-		progress(stderr, "warning: %v", err)
-	}
 }
 
 // watchDrain polls until every queued payout is final or window has been

@@ -1,20 +1,31 @@
 package main
 
+// Scenario concurrent measures the api and `payoutd worker` running
+// together, as in production, after the pgbench ceilings: three
+// sub-phases (hot: one wallet; spread: many; wait: many, with the
+// service's default submit wait), each following every payout from its
+// create to its terminal state, then the ledger's reconcile. Goals
+// (goalConc*): hot at least 0.5 of the hot-row ceiling with p99 under
+// 100 ms; spread 800 payouts/s end to end, the last terminal within 1.5 ×
+// the creates' time; wait p50 under 25 ms and p99 under 100 ms.
+// Disbursements and all run it as their last phase. Its report is in
+// concurrent_report.go, -evidence in concurrent_evidence.go and
+// -concurrent-webhooks in concurrent_webhooks.go.
+
 import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
+	"gorm.io/gorm"
 
 	"github.com/payoutd/payoutd/internal/database"
 	"github.com/payoutd/payoutd/ledger"
 	"github.com/payoutd/payoutd/models"
-	"gorm.io/gorm"
 )
 
 // The concurrent phase: api and worker run together, as in production,
@@ -465,13 +476,6 @@ func readEndToEnd(ctx context.Context, s *runSetup, keyBase string) (*endToEnd, 
 	return e, nil
 }
 
-func later(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
-}
-
 // reconcile runs the ledger's reconcile (what `payoutd admin reconcile`
 // runs) and counts wallets overdrawn (balance minus lock below zero).
 func (r *concurrentResult) reconcile(ctx context.Context, s *runSetup) error {
@@ -486,58 +490,6 @@ func (r *concurrentResult) reconcile(ctx context.Context, s *runSetup) error {
 	}
 	r.NegativeWallets = int(n)
 	return nil
-}
-
-// evidenceHooks are the sub-phase's evidence: the sampler, the CPU
-// profiles of the api (its /debug/pprof, with operator credentials added
-// to apiCfg) and of the worker (the overlay's listener), and both
-// processes' group commits (their /metrics).
-func (cr *concurrentRun) evidenceHooks(name string, apiCfg *serverConfig) (*phaseEvidence, []windowHooks, error) {
-	dir := cr.evidence.dir
-	ev := &phaseEvidence{Dir: dir, Profiles: map[string]string{
-		"api": filepath.Join(dir, "concurrent-"+name+"-api.pprof"), "worker": filepath.Join(dir, "concurrent-"+name+"-worker.pprof"),
-	}}
-	apiProf, err := newServerProfile(ev.Profiles["api"], cr.s.o.duration)
-	if err != nil {
-		return nil, nil, err
-	}
-	apiCfg.extraEnv = append(apiCfg.extraEnv, apiProf.env()...)
-	workerProf := &serverProfile{path: ev.Profiles["worker"], base: "http://" + cr.workerPP, window: cr.s.o.duration}
-	sampler := &evidenceSampler{db: cr.s.db, redisURL: cr.s.o.redisURL, raw: filepath.Join(dir, "concurrent-"+name+"-samples.jsonl"),
-		pgss: cr.evidence.pgssUnavailable == "", ev: ev}
-	ev.StatementsUnavailable = cr.evidence.pgssUnavailable
-	// Closed last first: the CPU windows (added after these) close before
-	// the profiles are waited for.
-	return ev, []windowHooks{apiProf, workerProf, sampler, &groupStages{prof: apiProf, ev: ev},
-		&groupStages{prof: cr.workerMetrics, ev: ev, process: "worker"}}, nil
-}
-
-// finishEvidence notes the profiles' failures, reads their tops and
-// writes the sub-phase's summary file.
-func (cr *concurrentRun) finishEvidence(name string, ev *phaseEvidence, hooks []windowHooks) {
-	profs := map[string]error{}
-	for _, h := range hooks {
-		if sp, ok := h.(*serverProfile); ok {
-			proc := "worker"
-			if sp.user != "" {
-				proc = "api"
-			}
-			profs[proc] = sp.err
-		}
-	}
-	ev.ProfileTops = map[string][]string{}
-	for proc, path := range ev.Profiles {
-		if err := profs[proc]; err != nil {
-			ev.Errors = append(ev.Errors, fmt.Sprintf("%s profile: %v", proc, err))
-			continue
-		}
-		if top := profileTop(path, 10); len(top) > 0 {
-			ev.ProfileTops[proc] = top
-		} else {
-			ev.Errors = append(ev.Errors, fmt.Sprintf("%s profile: none read from %s", proc, path))
-		}
-	}
-	cr.evidence.write(name, ev)
 }
 
 // analyzeOnceFilled runs ANALYZE on the tables the payouts fill, one

@@ -12,6 +12,22 @@ import (
 	"time"
 )
 
+// A Scenario is one kind of request the tool measures. Each lives in a file
+// of its own and registers itself in scenarios below.
+type Scenario interface {
+	// Prepare runs once, after the clients are provisioned and before any
+	// request. A scenario that needs more data (payees, larger balances)
+	// makes it here through f.Admin.
+	Prepare(ctx context.Context, f *Fixture) error
+	// NewRequest builds request number n (counting from 0 across all
+	// workers) against the server at base, signed at now. Workers call it
+	// concurrently.
+	NewRequest(ctx context.Context, base string, n uint64, now time.Time) (*http.Request, error)
+	// WantStatus is the status of a successful answer; any other counts as
+	// an error.
+	WantStatus() int
+}
+
 // requestTimeout bounds a single request; a stuck server fails the
 // request instead of the run.
 const requestTimeout = 10 * time.Second

@@ -2,18 +2,10 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 	"io"
 	"log/slog"
 	"strings"
-
-	"gorm.io/gorm"
-
-	"github.com/payoutd/payoutd/admin"
-	"github.com/payoutd/payoutd/internal/credentials"
-	"github.com/payoutd/payoutd/internal/database"
-	"github.com/payoutd/payoutd/models"
 )
 
 // Values of result.Server.
@@ -22,110 +14,6 @@ const (
 	serverExternal  = "external"
 	serverInProcess = "in-process handler"
 )
-
-// execute runs the scenario o names and prints its report. Progress goes
-// to stderr, the report to stdout. clean is false when a request failed.
-func execute(ctx context.Context, o options, stdout, stderr io.Writer) (clean bool, err error) {
-	info, _ := lookupScenario(o.scenario)
-	s, err := setUp(ctx, o, info, stderr)
-	if err != nil {
-		return false, err
-	}
-	defer s.close()
-	if info.name == "overload" {
-		return executeOverload(ctx, s, info, stdout, stderr)
-	}
-	if info.new == nil {
-		return executeSuite(ctx, s, info, stdout, stderr)
-	}
-	res, err := executeSingle(ctx, s, info, stdout, stderr)
-	if err != nil {
-		return false, err
-	}
-	return res.Errors == 0 && res.WarmupErrors == 0, nil
-}
-
-// runSetup is what every run starts from: the secrets key, the database
-// (recreated and migrated when self-contained) and the provisioned clients.
-type runSetup struct {
-	o             options
-	env           models.Environment
-	key           []byte
-	sealer        *credentials.Sealer
-	db            *gorm.DB
-	fixture       *Fixture
-	selfContained bool
-}
-
-func setUp(ctx context.Context, o options, info scenarioInfo, stderr io.Writer) (*runSetup, error) {
-	env, _ := models.ParseEnvironment(o.env)
-	key, err := secretsKey(o.secretsKey)
-	if err != nil {
-		return nil, err
-	}
-	sealer, err := credentials.NewSealer(key)
-	if err != nil {
-		return nil, err
-	}
-	s := &runSetup{o: o, env: env, key: key, sealer: sealer, selfContained: o.target == ""}
-	if s.selfContained {
-		progress(stderr, "recreating database %s", redact(o.databaseURL))
-		if err := recreateDatabase(ctx, o.databaseURL); err != nil {
-			return nil, err
-		}
-	}
-	if s.db, err = database.Open(o.databaseURL); err != nil {
-		return nil, err
-	}
-	if err := s.prepare(ctx, info, stderr); err != nil {
-		s.close()
-		return nil, err
-	}
-	return s, nil
-}
-
-func (s *runSetup) prepare(ctx context.Context, info scenarioInfo, stderr io.Writer) error {
-	if s.selfContained {
-		if _, err := database.Migrate(ctx, s.db); err != nil {
-			return err
-		}
-	} else if pending, err := database.PendingMigrations(ctx, s.db); err != nil {
-		return fmt.Errorf("read migration state of -database-url: %w", err)
-	} else if pending > 0 {
-		return fmt.Errorf("-database-url is %d migration(s) behind: is it the database of -target?", pending)
-	}
-	if info.flushesRedis() && s.selfContained {
-		progress(stderr, "flushing Redis database %s: no queue of an earlier run remains", redact(s.o.redisURL))
-		if err := flushRedis(ctx, s.o.redisURL); err != nil {
-			return err
-		}
-	}
-	progress(stderr, "provisioning %d clients with a funded wallet each", s.o.clients)
-	rail, _ := lookupRail(s.o.rail)
-	deps := admin.Deps{DB: s.db, Sealer: s.sealer, Env: s.env, Vendors: provisionRegistry(rail)}
-	var err error
-	s.fixture, err = provision(ctx, deps, s.o.clients, rail.vendor)
-	return err
-}
-
-func (s *runSetup) close() { closeDB(s.db) }
-
-// serverConfig is the environment of the api and worker the tool starts.
-func (s *runSetup) serverConfig(info scenarioInfo) serverConfig {
-	return serverConfig{databaseURL: s.o.databaseURL, redisURL: s.o.redisURL, env: s.env, secretsKey: s.key,
-		extraEnv: serverEnv(s.o, info)}
-}
-
-// serverEnv is what the tool adds to a started server's environment: for
-// creates, no wait for the worker and a sandbox vendor that pays at once;
-// then -server-env, which may override them.
-func serverEnv(o options, info scenarioInfo) []string {
-	var env []string
-	if info.creates {
-		env = append(env, "DISBURSEMENT_SUBMIT_WAIT=0s", "SANDBOX_COMPLETE_AFTER="+o.sandboxCompleteAfter.String())
-	}
-	return append(env, o.serverEnv...)
-}
 
 // executeSingle runs one closed-loop scenario and prints its report.
 func executeSingle(ctx context.Context, s *runSetup, info scenarioInfo, stdout, stderr io.Writer) (*result, error) {
@@ -176,18 +64,6 @@ func executeSingle(ctx context.Context, s *runSetup, info scenarioInfo, stdout, 
 	}
 	printReport(stdout, r.desc, res, m)
 	return res, nil
-}
-
-// measureSelectOnly measures the select-only ceiling the balance reads
-// are a ratio of. With -target it measures none: the tool makes no tables
-// of its own in a database it did not create.
-func measureSelectOnly(ctx context.Context, s *runSetup, stderr io.Writer) (*ceilings, error) {
-	if !s.selfContained {
-		c := &ceilings{Unavailable: "not measured with -target (the tool makes no tables of its own in the server's database)"}
-		progress(stderr, "ceiling unavailable: %s", c.Unavailable)
-		return c, nil
-	}
-	return measureCeilings(ctx, s.o, s.db, stderr, selectOnlyRun(s.o))
 }
 
 // singleRun is what executeSingle assembles before the load starts: the
@@ -307,23 +183,6 @@ func (c *cleanups) run() {
 	}
 }
 
-// secretsKey decodes the -secrets-key flag or, when it is empty, makes a
-// random key (the tool then starts the server with it).
-func secretsKey(flagValue string) ([]byte, error) {
-	if flagValue != "" {
-		key, err := credentials.ParseSecretsKey(flagValue)
-		if err != nil {
-			return nil, fmt.Errorf("-secrets-key: %w", err)
-		}
-		return key, nil
-	}
-	key := make([]byte, 32)
-	if _, err := rand.Read(key); err != nil {
-		return nil, err
-	}
-	return key, nil
-}
-
 // accessLogsOn tells whether the server, started with LOG_LEVEL=warn and
 // then extra, writes its per-request access log (an info line).
 func accessLogsOn(extra []string) bool {
@@ -337,8 +196,4 @@ func accessLogsOn(extra []string) bool {
 		}
 	}
 	return level <= slog.LevelInfo
-}
-
-func progress(w io.Writer, format string, args ...any) {
-	fmt.Fprintf(w, "loadtest: "+format+"\n", args...)
 }

@@ -16,8 +16,6 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-
-	"github.com/payoutd/payoutd/internal/database"
 )
 
 // ceilingScript is one transaction shaped like a create's: a conditional
@@ -93,6 +91,27 @@ func (c *ceilings) selectOnlyTPS() float64 {
 		return 0
 	}
 	return c.SelectOnly.TPS
+}
+
+func (c *ceilings) spreadCeiling() *ceiling {
+	if c == nil {
+		return nil
+	}
+	return c.Spread
+}
+
+func (c *ceilings) hotCeiling() *ceiling {
+	if c == nil {
+		return nil
+	}
+	return c.Hot
+}
+
+func (c *ceilings) selectOnlyCeiling() *ceiling {
+	if c == nil {
+		return nil
+	}
+	return c.SelectOnly
 }
 
 // ceilingRun is one pgbench run of measureCeilings: its script, the rows
@@ -340,15 +359,6 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, " | ")
 }
 
-// ratio is figure as a share of ceiling, rounded to 2 digits; ok is false
-// when the ceiling is unknown.
-func ratio(figure, ceiling float64) (float64, bool) {
-	if ceiling <= 0 {
-		return 0, false
-	}
-	return round(figure/ceiling, 2), true
-}
-
 // formatRatio prints ratio for the summary: "0.42", or "n/a" without a
 // ceiling.
 func formatRatio(figure, ceiling float64) string {
@@ -357,18 +367,4 @@ func formatRatio(figure, ceiling float64) string {
 		return "n/a"
 	}
 	return strconv.FormatFloat(r, 'f', 2, 64)
-}
-
-// checkpoint makes PostgreSQL write out every dirty page before a phase,
-// so that no phase pays for the last one's writes or for a checkpoint the
-// last one's WAL set off, and each pays for its own first writes after a
-// checkpoint (full-page images), as the pgbench ceilings do. A server
-// that refuses (no superuser) is measured without it, with a warning.
-func checkpoint(ctx context.Context, db *gorm.DB, stderr io.Writer) {
-	if database.DialectOfDB(db) != database.Postgres {
-		return // SQLite (the tests' embedded backend) has no CHECKPOINT
-	}
-	if err := db.WithContext(ctx).Exec(`CHECKPOINT`).Error; err != nil {
-		progress(stderr, "warning: CHECKPOINT before the phase failed (%v); measuring without it", err)
-	}
 }

@@ -1,5 +1,11 @@
 package main
 
+// Scenario payments measures payment creates, POST /api/v1/payments,
+// round-robin over the clients into each one's default wallet (16
+// workers, closed loop). Goal: goalPayments creates/s with p99 under
+// goalCreateP99; in scenario all, at least goalCeilingRatio of the pgbench
+// spread ceiling.
+
 import (
 	"bytes"
 	"context"

@@ -1,5 +1,15 @@
 package main
 
+// Scenario overload measures what the API does when offered more than it
+// can serve. First the capacity of creates over many wallets is measured
+// (closed loop, no limits, as create-many); then `payoutd api` is started
+// again with MAX_IN_FLIGHT=-overload-in-flight and offered
+// -overload-factor times that capacity as an open-loop load: requests
+// arrive at a fixed rate whatever the answers, as merchants' traffic does,
+// so an overloaded server cannot slow its own load down as a closed loop
+// lets it. Goal: no 500, and the accepted creates' p99 under
+// overloadGoalP99 (100 ms); the rest are shed with 503 (or 429).
+
 import (
 	"context"
 	"encoding/json"
@@ -13,16 +23,6 @@ import (
 	"sync/atomic"
 	"time"
 )
-
-// The overload scenario: what the API does when offered more than it can
-// serve. First the capacity of creates over many wallets is measured
-// (closed loop, no limits, as create-many); then `payoutd api` is started
-// again with MAX_IN_FLIGHT=-overload-in-flight and offered
-// -overload-factor times that capacity as an open-loop load: requests
-// arrive at a fixed rate whatever the answers, as merchants' traffic does,
-// so an overloaded server cannot slow its own load down as a closed loop
-// lets it. Goal: no 500, and the accepted creates' p99 under 100 ms; the
-// rest are shed with 503 (or 429).
 
 // overloadGoalP99 is the most the accepted creates' p99 may be.
 const overloadGoalP99 = 100 * time.Millisecond
@@ -233,6 +233,3 @@ func printOverload(w io.Writer, r overloadResult) {
 	line, _ := json.Marshal(r)
 	fmt.Fprintf(w, "%s\n", line)
 }
-
-// msOf is d in milliseconds, for the report.
-func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -1,8 +1,16 @@
 package main
 
+// Scenario balance measures signed GET /api/v3/wallets/{wallet_id}/balance,
+// round-robin over the clients' wallets (32 workers, closed loop), after a
+// pgbench select-only ceiling measured before the server starts. Goals:
+// goalRPS req/s with p99 under goalP99, and the rate at least
+// goalCeilingRatio of the select-only ceiling. Scenario all runs it as its
+// first phase.
+
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"time"
 
@@ -54,3 +62,15 @@ func (s *balanceScenario) WantStatus() int { return http.StatusOK }
 
 // wallets is how many wallets the reads go over.
 func (s *balanceScenario) wallets() int { return len(s.targets) }
+
+// measureSelectOnly measures the select-only ceiling the balance reads
+// are a ratio of. With -target it measures none: the tool makes no tables
+// of its own in a database it did not create.
+func measureSelectOnly(ctx context.Context, s *runSetup, stderr io.Writer) (*ceilings, error) {
+	if !s.selfContained {
+		c := &ceilings{Unavailable: "not measured with -target (the tool makes no tables of its own in the server's database)"}
+		progress(stderr, "ceiling unavailable: %s", c.Unavailable)
+		return c, nil
+	}
+	return measureCeilings(ctx, s.o, s.db, stderr, selectOnlyRun(s.o))
+}

@@ -224,6 +224,13 @@ func (s *serverProcess) exitError() error {
 	return nil
 }
 
+// stopLogged stops p, reporting a failure to stop as a warning.
+func stopLogged(p *serverProcess, stderr io.Writer) {
+	if err := p.stop(); err != nil {
+		progress(stderr, "warning: %v", err)
+	}
+}
+
 // buildRevision reads the VCS stamp go build put in the binary.
 func buildRevision(bin string) string {
 	info, err := buildinfo.ReadFile(bin)
