@@ -52,7 +52,7 @@ func TestCeilingRuns(t *testing.T) {
 	}
 	var c ceilings
 	*so.dst(&c) = &ceiling{TPS: 1}
-	if c.selectOnlyTPS() != 1 || c.Spread != nil {
+	if c.selectOnlyCeiling().tps() != 1 || c.Spread != nil {
 		t.Error("the select-only run does not fill SelectOnly")
 	}
 	names := func(runs []ceilingRun) string {
@@ -66,8 +66,9 @@ func TestCeilingRuns(t *testing.T) {
 		"all":           "select-only,spread,hot row",
 		"disbursements": "spread,hot row",
 		"concurrent":    "spread,hot row",
+		"drain":         "",
 	} {
-		if got := names(suiteCeilingRuns(o, mustScenario(scenario))); got != want {
+		if got := names(mustScenario(scenario).suite(o).ceilings); got != want {
 			t.Errorf("%s: ceilings %q, want %q", scenario, got, want)
 		}
 	}

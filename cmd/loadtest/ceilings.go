@@ -71,28 +71,7 @@ type ceilings struct {
 	Unavailable string `json:"unavailable,omitempty"`
 }
 
-// spreadTPS, hotTPS and selectOnlyTPS are 0 when unknown.
-func (c *ceilings) spreadTPS() float64 {
-	if c == nil || c.Spread == nil {
-		return 0
-	}
-	return c.Spread.TPS
-}
-
-func (c *ceilings) hotTPS() float64 {
-	if c == nil || c.Hot == nil {
-		return 0
-	}
-	return c.Hot.TPS
-}
-
-func (c *ceilings) selectOnlyTPS() float64 {
-	if c == nil || c.SelectOnly == nil {
-		return 0
-	}
-	return c.SelectOnly.TPS
-}
-
+// spreadCeiling, hotCeiling and selectOnlyCeiling are nil when unknown.
 func (c *ceilings) spreadCeiling() *ceiling {
 	if c == nil {
 		return nil
@@ -112,6 +91,14 @@ func (c *ceilings) selectOnlyCeiling() *ceiling {
 		return nil
 	}
 	return c.SelectOnly
+}
+
+// tps is the ceiling's transactions per second, 0 when unknown.
+func (c *ceiling) tps() float64 {
+	if c == nil {
+		return 0
+	}
+	return c.TPS
 }
 
 // ceilingRun is one pgbench run of measureCeilings: its script, the rows
@@ -357,14 +344,4 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, " | ")
-}
-
-// formatRatio prints ratio for the summary: "0.42", or "n/a" without a
-// ceiling.
-func formatRatio(figure, ceiling float64) string {
-	r, ok := ratio(figure, ceiling)
-	if !ok {
-		return "n/a"
-	}
-	return strconv.FormatFloat(r, 'f', 2, 64)
 }

@@ -40,15 +40,7 @@ type createScenario struct {
 	hot     bool
 	amount  string
 	keyBase string // unique per scenario run: "lt-<random>-"
-	targets []createTarget
-}
-
-// createTarget is one wallet with its body, serialised once: every
-// request to it sends and signs these exact bytes.
-type createTarget struct {
-	body   []byte
-	apiKey string
-	secret string
+	targets []signedTarget
 }
 
 func newCreateScenario(hot bool, amount string) *createScenario {
@@ -71,7 +63,7 @@ func (s *createScenario) Prepare(ctx context.Context, f *Fixture) error {
 	if s.hot {
 		clients = clients[:1]
 	}
-	s.targets = make([]createTarget, len(clients))
+	s.targets = make([]signedTarget, len(clients))
 	for i, c := range clients {
 		walletID, err := uuid.Parse(c.WalletID)
 		if err != nil {
@@ -84,7 +76,7 @@ func (s *createScenario) Prepare(ctx context.Context, f *Fixture) error {
 		if err != nil {
 			return err
 		}
-		s.targets[i] = createTarget{body: body, apiKey: c.APIKey, secret: c.SigningSecret}
+		s.targets[i] = signedTarget{body: body, apiKey: c.APIKey, secret: c.SigningSecret}
 	}
 	return nil
 }
@@ -119,7 +111,7 @@ func (s *createScenario) NewRequest(ctx context.Context, base string, n uint64, 
 // newCreateRequest builds one create: the target's body with the given
 // Idempotency-Key as its reference_id, signed over those exact bytes at
 // now, with that key.
-func newCreateRequest(ctx context.Context, base string, t createTarget, key string, now time.Time) (*http.Request, error) {
+func newCreateRequest(ctx context.Context, base string, t signedTarget, key string, now time.Time) (*http.Request, error) {
 	body := withReferenceID(t.body, key)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/v3/disbursements", bytes.NewReader(body))
 	if err != nil {

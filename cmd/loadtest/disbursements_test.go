@@ -79,8 +79,13 @@ func TestRatio(t *testing.T) {
 		{500, -1, "n/a"},
 	}
 	for _, tt := range tests {
-		if got := formatRatio(tt.figure, tt.ceiling); got != tt.want {
-			t.Errorf("formatRatio(%v, %v) = %q, want %q", tt.figure, tt.ceiling, got, tt.want)
+		// As the summary prints it: ratioText of ratio, nil without a ceiling.
+		var r *float64
+		if v, ok := ratio(tt.figure, tt.ceiling); ok {
+			r = &v
+		}
+		if got := ratioText(r); got != tt.want {
+			t.Errorf("ratio(%v, %v) prints %q, want %q", tt.figure, tt.ceiling, got, tt.want)
 		}
 	}
 	if r, ok := ratio(1, 3); !ok || r != 0.33 {
@@ -96,7 +101,7 @@ func TestCreateRequestIsSignedOverItsBody(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newCreateScenario(false, "20000")
-	s.targets = []createTarget{{body: body, apiKey: "v3_live_key", secret: secret}}
+	s.targets = []signedTarget{{body: body, apiKey: "v3_live_key", secret: secret}}
 	now := time.Now()
 	var keys []string
 	for n := range uint64(3) {

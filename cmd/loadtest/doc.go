@@ -163,4 +163,16 @@
 // Exit status: 0 when every request succeeded and no payout failed,
 // whether or not the goals were met (they are informational); 1 when a
 // request or payout failed or the run could not be made; 2 for bad flags.
+//
+// The source: main.go lists the scenarios, each in a file of its own,
+// scenario_<name>.go (the concurrent phase's report, evidence and webhook
+// sink beside it, concurrent_*.go; the creates several scenarios send in
+// creates.go). The shared parts are filed by job: flags.go; setup.go and
+// backends.go (the load database, Redis and the provisioned clients);
+// driver.go (the closed loop) with its senders driver_http.go and
+// driver_inprocess.go; single.go and suite.go (running one closed-loop
+// scenario, or a suite's phases); processes.go (building and running
+// payoutd); ceilings.go (pgbench); cpu.go; report.go, report_single.go and
+// report_suite.go; rail.go and railkeys.go; serverprofile.go and
+// groupstages.go (the profiles and group commits of a running payoutd).
 package main

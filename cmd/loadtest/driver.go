@@ -94,6 +94,15 @@ type measurement struct {
 	firstFailures []string
 }
 
+// perSecond is the successful requests of the measured window per second.
+func (m *measurement) perSecond() float64 {
+	return round(float64(len(m.latencies))/m.elapsed.Seconds(), 1)
+}
+
+// ms is the p-th percentile of the successful requests' latencies, in
+// milliseconds (100: the maximum).
+func (m *measurement) ms(p float64) float64 { return millis(percentile(m.latencies, p)) }
+
 // workerStats is one worker's tally; merged at the end, never shared.
 type workerStats struct {
 	latencies    []time.Duration

@@ -50,7 +50,7 @@ type options struct {
 	pgbenchClients       int
 	pgbenchRows          int
 
-	// The concurrent phase (concurrent.go) and its evidence.
+	// The concurrent phase (scenario_concurrent.go) and its evidence.
 	concurrentMax          int
 	concurrentWallets      int
 	concurrentWebhooks     float64
@@ -256,7 +256,7 @@ func (o options) concurrentProblems() []error {
 	if _, err := selectConcurrentSubs(o.concurrentPhases); err != nil {
 		errs = append(errs, err)
 	}
-	if o.evidence && !slices.Contains([]string{"concurrent", "disbursements", "all"}, o.scenario) {
+	if info, ok := lookupScenario(o.scenario); o.evidence && !(ok && info.suite != nil && info.suite(o).concurrent) {
 		errs = append(errs, fmt.Errorf("-evidence: only with -scenario concurrent, disbursements or all (the concurrent phase), not %s", o.scenario))
 	}
 	if o.evidence && o.duration > 50*time.Second {

@@ -16,43 +16,55 @@ import (
 	"github.com/payoutd/payoutd/internal/logging"
 )
 
-// scenarios lists every -scenario value.
+// scenarios lists every -scenario value: its name, what runs it (a
+// closed-loop Scenario, a suite's plan of phases, or a run of its own)
+// and what it measures. Each has a file named after it, scenario_<name>.go,
+// that says what it measures and which goal it reads.
 var scenarios = []scenarioInfo{
 	{
-		name: "balance", summary: "signed GET /api/v3/wallets/{wallet_id}/balance, round-robin over the clients' wallets, as a ratio of a pgbench select-only ceiling",
-		new: newBalanceScenario, concurrency: 32, unit: "req/s", goalRate: goalRPS, goalP99: goalP99, selectOnly: true,
+		name: "balance", new: newBalanceScenario,
+		summary:     "signed GET /api/v3/wallets/{wallet_id}/balance, round-robin over the clients' wallets, as a ratio of a pgbench select-only ceiling",
+		concurrency: 32, unit: "req/s", goalRate: goalRPS, goalP99: goalP99, selectOnly: true,
 	},
 	{
-		name: "create-many", summary: "signed POST /api/v3/disbursements, a fresh Idempotency-Key each, round-robin over the clients' wallets",
-		new: newCreateManyScenario, concurrency: 16, unit: "creates/s", goalRate: goalCreatesMany, goalP99: goalCreateP99, creates: true,
+		name: "create-many", new: newCreateManyScenario,
+		summary:     "signed POST /api/v3/disbursements, a fresh Idempotency-Key each, round-robin over the clients' wallets",
+		concurrency: 16, unit: "creates/s", goalRate: goalCreatesMany, goalP99: goalCreateP99, creates: true,
 	},
 	{
-		name: "create-hot", summary: "signed POST /api/v3/disbursements, a fresh Idempotency-Key each, all on one wallet of one client",
-		new: newCreateHotScenario, concurrency: 8, unit: "creates/s", goalRate: goalCreatesHot, goalP99: goalCreateP99, creates: true,
+		name: "create-hot", new: newCreateHotScenario,
+		summary:     "signed POST /api/v3/disbursements, a fresh Idempotency-Key each, all on one wallet of one client",
+		concurrency: 8, unit: "creates/s", goalRate: goalCreatesHot, goalP99: goalCreateP99, creates: true,
 	},
 	{
-		name: "payments", summary: "POST /api/v1/payments (x-signature, or x-timestamp with -payment-auth timestamp), round-robin over the clients, into each one's default wallet",
-		new: newPaymentsScenario, concurrency: 16, unit: "creates/s", goalRate: goalPayments, goalP99: goalCreateP99, enqueues: true,
+		name: "payments", new: newPaymentsScenario,
+		summary:     "POST /api/v1/payments (x-signature, or x-timestamp with -payment-auth timestamp), round-robin over the clients, into each one's default wallet",
+		concurrency: 16, unit: "creates/s", goalRate: goalPayments, goalP99: goalCreateP99, enqueues: true,
 	},
 	{
-		name: "drain", summary: "create-many, then `payoutd worker` drains the queued payouts through the -rail vendor (payouts/s)",
-		unit: "payouts/s", goalRate: goalPayouts, creates: true,
+		name: "drain", suite: drainSuite,
+		summary: "create-many, then `payoutd worker` drains the queued payouts through the -rail vendor (payouts/s)",
+		unit:    "payouts/s", goalRate: goalPayouts, creates: true,
 	},
 	{
-		name: "concurrent", summary: "pgbench ceilings, then api and worker together: creates on one wallet, over many, and with the default wait, each payout followed to its end",
+		name: "concurrent", suite: concurrentSuite,
+		summary:     "pgbench ceilings, then api and worker together: creates on one wallet, over many, and with the default wait, each payout followed to its end",
 		concurrency: 32, unit: "creates/s", creates: true,
 	},
 	{
-		name: "overload", summary: "the capacity of create-many, then an open-loop load at -overload-factor times it against an api with MAX_IN_FLIGHT=-overload-in-flight: no 500, accepted p99 < 100 ms",
-		unit: "creates/s", creates: true,
+		name: "overload", run: executeOverload,
+		summary: "the capacity of create-many, then an open-loop load at -overload-factor times it against an api with MAX_IN_FLIGHT=-overload-in-flight: no 500, accepted p99 < 100 ms",
+		unit:    "creates/s", creates: true,
 	},
 	{
-		name: "disbursements", summary: "pgbench ceilings (spread, hot row), create-many, create-hot, drain and concurrent, with each figure as a ratio of its ceiling",
-		unit: "creates/s", creates: true,
+		name: "disbursements", suite: disbursementsSuite,
+		summary: "pgbench ceilings (spread, hot row), create-many, create-hot, drain and concurrent, with each figure as a ratio of its ceiling",
+		unit:    "creates/s", creates: true,
 	},
 	{
-		name: "all", summary: "disbursements with balance reads and payments added: pgbench ceilings (select-only too), balance, create-many, create-hot, payments, drain and concurrent, in one table",
-		unit: "creates/s", creates: true,
+		name: "all", suite: allSuite,
+		summary: "disbursements with balance reads and payments added: pgbench ceilings (select-only too), balance, create-many, create-hot, payments, drain and concurrent, in one table",
+		unit:    "creates/s", creates: true,
 	},
 }
 
@@ -116,10 +128,10 @@ func execute(ctx context.Context, o options, stdout, stderr io.Writer) (clean bo
 		return false, err
 	}
 	defer s.close()
-	if info.name == "overload" {
-		return executeOverload(ctx, s, info, stdout, stderr)
-	}
-	if info.new == nil {
+	switch {
+	case info.run != nil:
+		return info.run(ctx, s, info, stdout, stderr)
+	case info.suite != nil:
 		return executeSuite(ctx, s, info, stdout, stderr)
 	}
 	res, err := executeSingle(ctx, s, info, stdout, stderr)
@@ -133,9 +145,13 @@ func execute(ctx context.Context, o options, stdout, stderr io.Writer) (clean bo
 type scenarioInfo struct {
 	name    string
 	summary string
-	// new makes the scenario of a single closed-loop run; nil for a suite
-	// (drain, disbursements, all), which runs several phases.
-	new func(options) Scenario
+	// Exactly one of new, suite and run says how the scenario runs. new
+	// makes the Scenario of a single closed-loop run (executeSingle), which
+	// a suite can run as one of its phases too; suite is the plan of a
+	// suite of phases (executeSuite); run runs a scenario of its own shape.
+	new   func(options) Scenario
+	suite func(options) suitePlan
+	run   func(ctx context.Context, s *runSetup, info scenarioInfo, stdout, stderr io.Writer) (clean bool, err error)
 	// concurrency is the default number of workers (-concurrency 0).
 	concurrency int
 	// unit names the rate: "req/s" or "creates/s".

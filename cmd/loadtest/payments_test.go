@@ -38,13 +38,13 @@ func TestPaymentBody(t *testing.T) {
 func TestPaymentRequest(t *testing.T) {
 	const secret = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 	now := time.UnixMilli(1_790_000_000_123)
-	var targets []paymentTarget
+	var targets []signedTarget
 	for i := range 2 {
 		body, err := paymentBody(paymentPrice, paymentPlayerID(i))
 		if err != nil {
 			t.Fatal(err)
 		}
-		targets = append(targets, paymentTarget{body: body, apiKey: "v3_live_key" + strconv.Itoa(i), secret: secret})
+		targets = append(targets, signedTarget{body: body, apiKey: "v3_live_key" + strconv.Itoa(i), secret: secret})
 	}
 
 	for _, auth := range paymentAuths {

@@ -100,23 +100,27 @@ type serverConfig struct {
 // caller's (a stray TRUSTED_PROXIES or ADMIN_PASSWORD) reaches the server
 // unless passed with -server-env.
 func (c serverConfig) environ(httpAddr string) []string {
-	env := []string{
-		"PATH=" + os.Getenv("PATH"),
-		"HOME=" + os.Getenv("HOME"),
-		"DATABASE_URL=" + c.databaseURL,
-		"REDIS_URL=" + c.redisURL,
-		"APP_ENV=" + string(c.env),
-		"SECRETS_KEY=" + hex.EncodeToString(c.secretsKey),
+	env := append(inheritedEnv(),
+		"DATABASE_URL="+c.databaseURL,
+		"REDIS_URL="+c.redisURL,
+		"APP_ENV="+string(c.env),
+		"SECRETS_KEY="+hex.EncodeToString(c.secretsKey),
 		"LOG_LEVEL=warn",
 		// The capacity is measured, not the per-client rate limits or the
 		// in-flight bound; -server-env sets them back for a run of its own.
 		"CLIENT_WRITE_RATE_LIMIT=0", "CLIENT_READ_RATE_LIMIT=0", "MAX_IN_FLIGHT=0",
-	}
+	)
 	if httpAddr != "" {
 		env = append(env, "HTTP_ADDR="+httpAddr)
 	}
 	env = append(env, c.railEnv...)
 	return append(env, c.extraEnv...)
+}
+
+// inheritedEnv is what every child process keeps of the tool's own
+// environment: PATH and HOME, nothing else.
+func inheritedEnv() []string {
+	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
 }
 
 // startServer runs `payoutd api` of bin on c.apiAddr, or a free port of

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"strings"
 	"time"
 
@@ -221,7 +220,7 @@ func (rr *railRun) startSim(ctx context.Context, secrets railSecrets, o options,
 	if err != nil {
 		return err
 	}
-	env := append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, rr.info.simEnv(secrets, o)...)
+	env := append(inheritedEnv(), rr.info.simEnv(secrets, o)...)
 	// The simulator logs every payout at info: only its warnings and
 	// errors reach the tool's output.
 	rr.sim, err = startProcessArgs(bin, "vendorsim", rr.info.simArgs(addr, apiBase), env, &levelFilter{w: logs})

@@ -108,12 +108,13 @@ func cpuBreakdown(u *cpuUsage, server, loadGen, other string) string {
 	return b.String()
 }
 
-// printFailures lists the first failed requests of a phase, if any.
-func printFailures(w io.Writer, phase string, failures []string) {
+// printFailures lists the first failed requests of a run or phase under
+// heading, if any.
+func printFailures(w io.Writer, heading string, failures []string) {
 	if len(failures) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\nfirst failures of %s:\n", phase)
+	fmt.Fprintf(w, "\n%s:\n", heading)
 	for _, f := range failures {
 		fmt.Fprintf(w, "  %s\n", f)
 	}

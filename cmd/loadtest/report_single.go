@@ -66,18 +66,17 @@ type result struct {
 }
 
 func newResult(d runDescription, m *measurement, cpu *cpuUsage) *result {
-	ok := len(m.latencies)
 	r := &result{
 		Scenario:     d.options.scenario,
 		Concurrency:  d.concurrency,
 		DurationS:    round(m.elapsed.Seconds(), 3),
-		Requests:     ok + m.errors,
+		Requests:     len(m.latencies) + m.errors,
 		Errors:       m.errors,
-		RPS:          round(float64(ok)/m.elapsed.Seconds(), 1),
-		P50MS:        millis(percentile(m.latencies, 50)),
-		P90MS:        millis(percentile(m.latencies, 90)),
-		P99MS:        millis(percentile(m.latencies, 99)),
-		MaxMS:        millis(percentile(m.latencies, 100)),
+		RPS:          m.perSecond(),
+		P50MS:        m.ms(50),
+		P90MS:        m.ms(90),
+		P99MS:        m.ms(99),
+		MaxMS:        m.ms(100),
 		GOMAXPROCS:   runtime.GOMAXPROCS(0),
 		Server:       d.server,
 		AccessLogs:   d.accessLogs,
@@ -107,7 +106,7 @@ func (r *result) judgeCeiling(c *ceilings) {
 		return
 	}
 	r.Ceilings, r.GoalRatio = c, goalCeilingRatio
-	r.CeilingTPS = c.selectOnlyTPS()
+	r.CeilingTPS = c.selectOnlyCeiling().tps()
 	if v, ok := ratio(r.RPS, r.CeilingTPS); ok {
 		met := v >= goalCeilingRatio
 		r.Ratio, r.AimMet = &v, &met
@@ -179,12 +178,7 @@ func printReport(w io.Writer, d runDescription, r *result, m *measurement) {
 		fmt.Fprintf(w, "groups    unavailable: %s\n", e)
 	}
 	fmt.Fprintf(w, "result    %s\n", outcome(r.GoalMet, r.Ratio))
-	if len(m.firstFailures) > 0 {
-		fmt.Fprintf(w, "\nfirst failures:\n")
-		for _, f := range m.firstFailures {
-			fmt.Fprintf(w, "  %s\n", f)
-		}
-	}
+	printFailures(w, "first failures", m.firstFailures)
 	line, _ := json.Marshal(r)
 	fmt.Fprintf(w, "\n%s\n", line)
 }

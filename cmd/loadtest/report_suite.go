@@ -89,7 +89,7 @@ func readFiguresOf(f *createFigures) *readFigures {
 
 // judge sets the ratios and the verdicts.
 func (r *suiteResult) judge() {
-	spread, hot, selectOnly := r.Ceilings.spreadTPS(), r.Ceilings.hotTPS(), r.Ceilings.selectOnlyTPS()
+	spread, hot, selectOnly := r.Ceilings.spreadCeiling().tps(), r.Ceilings.hotCeiling().tps(), r.Ceilings.selectOnlyCeiling().tps()
 	goal, aim, haveAim := true, true, false
 	setRatio := func(figure, ceiling float64) *float64 {
 		v, ok := ratio(figure, ceiling)
@@ -205,14 +205,14 @@ func printSuite(w io.Writer, o options, r *suiteResult, rr *railRun) {
 	printSuiteCPU(w, r)
 	printEvidence(w, r.Concurrent)
 	if r.Balance != nil {
-		printFailures(w, "balance", r.Balance.failures)
+		printFailures(w, "first failures of balance", r.Balance.failures)
 	}
 	for _, p := range []struct {
 		name string
 		f    *createFigures
 	}{{"create-many", r.CreateMany}, {"create-hot", r.CreateHot}, {"payments", r.Payments}} {
 		if p.f != nil {
-			printFailures(w, p.name, p.f.failures)
+			printFailures(w, "first failures of "+p.name, p.f.failures)
 		}
 	}
 	line, _ := json.Marshal(r)

@@ -28,6 +28,12 @@ import (
 	"github.com/payoutd/payoutd/models"
 )
 
+// concurrentSuite is the create path's pgbench ceilings, then the
+// concurrent phase alone.
+func concurrentSuite(o options) suitePlan {
+	return suitePlan{ceilings: createShapeRuns(o), concurrent: true}
+}
+
 // The concurrent phase: api and worker run together, as in production,
 // while the creates come. Its goals are informational (docs/performance.md).
 const (

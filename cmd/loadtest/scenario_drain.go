@@ -14,12 +14,17 @@ import (
 	"slices"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/tasks"
 )
+
+// drainSuite is create-many against the api alone, then the worker alone
+// on the payouts it queued.
+func drainSuite(options) suitePlan {
+	return suitePlan{apiPhases: []string{"create-many"}, drain: true}
+}
 
 const (
 	// drainPoll is how often the drain counts the disbursements (a scan of
@@ -104,11 +109,10 @@ func drainTimes(ctx context.Context, db *gorm.DB, d *drainResult) error {
 // pendingSubmitTasks counts the tasks waiting in the queue the API
 // enqueues payout:submit into; -1 when Redis cannot say.
 func pendingSubmitTasks(ctx context.Context, redisURL string) int {
-	opts, err := redis.ParseURL(redisURL)
-	if err != nil {
+	rdb := newRedisClient(redisURL)
+	if rdb == nil {
 		return -1
 	}
-	rdb := redis.NewClient(opts)
 	defer rdb.Close()
 	n, err := rdb.LLen(ctx, "asynq:{"+tasks.QueueCritical+"}:pending").Result()
 	if err != nil {

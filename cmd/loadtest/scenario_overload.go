@@ -218,10 +218,6 @@ func statusOfFailure(failure string) int {
 }
 
 func printOverload(w io.Writer, r overloadResult) {
-	verdict := "PASS"
-	if !r.GoalMet {
-		verdict = "BELOW GOAL"
-	}
 	fmt.Fprintf(w, "\npayoutd load test — overload: creates over many wallets offered at %.1f × capacity, open loop\n", r.OfferedPerS/r.CapacityPerS)
 	fmt.Fprintf(w, "server    payoutd api, MAX_IN_FLIGHT=%d, built from %s; %d CPUs shared with the load generator\n", r.InFlight, r.Revision, r.CPUs)
 	fmt.Fprintf(w, "capacity  %.0f creates/s, p99 %.1f ms (closed loop, 32 workers, no limits)\n", r.CapacityPerS, r.CapacityP99Ms)
@@ -229,7 +225,7 @@ func printOverload(w io.Writer, r overloadResult) {
 	fmt.Fprintf(w, "answers   %d accepted (%.0f/s), %d shed with 503, %d limited with 429, %d other %v, %d 5xx other than 503, %d transport errors\n",
 		r.Accepted, r.AcceptedPerS, r.Busy, r.Limited, r.Other, r.OtherStatuses, r.Status500, r.TransportErrors)
 	fmt.Fprintf(w, "latency   accepted p50 %.1f ms, p99 %.1f ms, max %.1f ms   goal: no 500 and p99 < %s   %s\n",
-		r.AcceptedP50Ms, r.AcceptedP99Ms, r.AcceptedMaxMs, overloadGoalP99, verdict)
+		r.AcceptedP50Ms, r.AcceptedP99Ms, r.AcceptedMaxMs, overloadGoalP99, verdict(r.GoalMet))
 	line, _ := json.Marshal(r)
 	fmt.Fprintf(w, "%s\n", line)
 }

@@ -40,15 +40,7 @@ const paymentsNote = "a payment create is answered once the client's default wal
 // one wallet the tool provisions for it).
 type paymentsScenario struct {
 	auth    string
-	targets []paymentTarget
-}
-
-// paymentTarget is one client with its body, serialised once: every
-// request of it sends (and, signed, signs) these exact bytes.
-type paymentTarget struct {
-	body   []byte
-	apiKey string
-	secret string
+	targets []signedTarget
 }
 
 func newPaymentsScenario(o options) Scenario { return &paymentsScenario{auth: o.paymentAuth} }
@@ -64,13 +56,13 @@ func (s *paymentsScenario) Prepare(ctx context.Context, f *Fixture) error {
 	if err := checkDefaultWallets(f.Clients, defaults); err != nil {
 		return err
 	}
-	s.targets = make([]paymentTarget, len(f.Clients))
+	s.targets = make([]signedTarget, len(f.Clients))
 	for i, c := range f.Clients {
 		body, err := paymentBody(paymentPrice, paymentPlayerID(i))
 		if err != nil {
 			return err
 		}
-		s.targets[i] = paymentTarget{body: body, apiKey: c.APIKey, secret: c.SigningSecret}
+		s.targets[i] = signedTarget{body: body, apiKey: c.APIKey, secret: c.SigningSecret}
 	}
 	return nil
 }
@@ -129,7 +121,7 @@ func (s *paymentsScenario) NewRequest(ctx context.Context, base string, n uint64
 // newPaymentRequest builds one payment create: the target's body with its
 // x-api-key and, by auth, an x-signature over those exact bytes at now or
 // an x-timestamp of now in Unix milliseconds.
-func newPaymentRequest(ctx context.Context, base string, t paymentTarget, auth string, now time.Time) (*http.Request, error) {
+func newPaymentRequest(ctx context.Context, base string, t signedTarget, auth string, now time.Time) (*http.Request, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/v1/payments", bytes.NewReader(t.body))
 	if err != nil {
 		return nil, err

@@ -64,7 +64,7 @@ func (p *serverProfile) fetch() error {
 	if err != nil {
 		return err
 	}
-	if p.user != "" { // the worker's pprof listener (evidence.go) takes none
+	if p.user != "" { // the worker's pprof listener (concurrent_evidence.go) takes none
 		req.SetBasicAuth(p.user, p.password)
 	}
 	resp, err := http.DefaultClient.Do(req)

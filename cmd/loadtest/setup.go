@@ -131,6 +131,16 @@ type LoadClient struct {
 	WalletID      string
 }
 
+// signedTarget is one client's request body, serialised once, with the
+// credentials that send it: every request to it sends (and, signed,
+// signs) these exact bytes. A create's target is a wallet, a payment's a
+// client.
+type signedTarget struct {
+	body   []byte
+	apiKey string
+	secret string
+}
+
 // openingBalance funds every load-test wallet (IDR).
 const openingBalance = "1000000000"
 

@@ -153,11 +153,7 @@ func (r *singleRun) useSeparateServer(ctx context.Context, s *runSetup, info sce
 	if serverProf != nil {
 		serverProf.base = srv.base
 	}
-	r.undo.add(func() {
-		if err := srv.stop(); err != nil {
-			progress(stderr, "warning: %v", err)
-		}
-	})
+	r.undo.add(func() { stopLogged(srv, stderr) })
 	send, closeIdle := httpSender(r.plan.concurrency)
 	r.undo.add(closeIdle)
 	r.plan.base = srv.base

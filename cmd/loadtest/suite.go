@@ -7,15 +7,24 @@ import (
 	"strings"
 )
 
-// executeSuite runs the phases of drain (create-many, then the worker),
-// disbursements (pgbench ceilings, create-many, create-hot, then the
-// worker) or all (disbursements with a balance phase before the creates
-// and payments after create-hot) and prints one summary.
+// suitePlan is what a suite runs, in this order: the pgbench ceilings,
+// closed-loop phases against one `payoutd api` with no worker, the
+// worker's drain of what they queued with no creates, and the concurrent
+// phase with api and worker together. Each suite's file
+// (scenario_<name>.go) says which.
+type suitePlan struct {
+	ceilings []ceilingRun
+	// apiPhases name the closed-loop scenarios run against the api, in
+	// order: balance, create-many, create-hot or payments.
+	apiPhases  []string
+	drain      bool
+	concurrent bool
+}
+
+// executeSuite runs the phases of a suite's plan and prints one summary.
 func executeSuite(ctx context.Context, s *runSetup, info scenarioInfo, stdout, stderr io.Writer) (bool, error) {
 	o := s.o
-	full := info.name != "drain" && info.name != "concurrent" // with create-hot
-	ceil := info.name != "drain"                              // with the pgbench ceilings
-	conc := info.name != "drain"                              // with the concurrent phase
+	plan := info.suite(o)
 	cfg := s.serverConfig(info)
 	rail, _ := lookupRail(o.rail)
 	sum := &suiteResult{Scenario: info.name, Rail: rail.name, RailVendor: rail.vendor, CPUs: runtime.NumCPU(),
@@ -24,7 +33,7 @@ func executeSuite(ctx context.Context, s *runSetup, info scenarioInfo, stdout, s
 		sum.RailAnswerDelay = o.railAnswerDelay.String()
 	}
 	progress(stderr, "building cmd/payoutd")
-	bin, err := buildPayoutdWith(ctx, conc && o.evidence)
+	bin, err := buildPayoutdWith(ctx, plan.concurrent && o.evidence)
 	if err != nil {
 		return false, err
 	}
@@ -35,17 +44,15 @@ func executeSuite(ctx context.Context, s *runSetup, info scenarioInfo, stdout, s
 		return false, err
 	}
 	defer rr.close(stderr)
-	if ceil {
-		if sum.Ceilings, err = measureCeilings(ctx, o, s.db, stderr, suiteCeilingRuns(o, info)...); err != nil {
+	if len(plan.ceilings) > 0 {
+		if sum.Ceilings, err = measureCeilings(ctx, o, s.db, stderr, plan.ceilings...); err != nil {
 			return false, err
 		}
 	}
-	if info.name != "concurrent" {
-		if err := runIsolatedPhases(ctx, s, bin, cfg, rr, info, full, sum, stderr); err != nil {
-			return false, err
-		}
+	if err := runIsolatedPhases(ctx, s, bin, cfg, rr, plan, sum, stderr); err != nil {
+		return false, err
 	}
-	if conc {
+	if plan.concurrent {
 		if sum.Concurrent, err = measureConcurrent(ctx, s, bin, cfg, rr, stderr); err != nil {
 			return false, err
 		}
@@ -55,42 +62,46 @@ func executeSuite(ctx context.Context, s *runSetup, info scenarioInfo, stdout, s
 	return sum.clean(), nil
 }
 
-// suiteCeilingRuns are the pgbench ceilings of a suite: select-only when
-// it reads balances (all), first, on the freshly made table as -scenario
-// balance reads it; then spread and hot row for the creates.
-func suiteCeilingRuns(o options, info scenarioInfo) []ceilingRun {
-	var runs []ceilingRun
-	if info.name == "all" {
-		runs = append(runs, selectOnlyRun(o))
-	}
-	return append(runs, createShapeRuns(o)...)
-}
-
 // runIsolatedPhases are the phases that run the api and the worker
 // apart: the reads and creates with no worker, then the drain with no
 // creates.
-func runIsolatedPhases(ctx context.Context, s *runSetup, bin *payoutdBinary, cfg serverConfig, rr *railRun, info scenarioInfo, full bool, sum *suiteResult, stderr io.Writer) error {
-	var phases []apiPhase
-	if info.name == "all" {
-		// The reads first, on tables no create has written to yet, as
-		// -scenario balance reads them.
-		phases = append(phases, apiPhase{info: mustScenario("balance"), read: &sum.Balance})
+func runIsolatedPhases(ctx context.Context, s *runSetup, bin *payoutdBinary, cfg serverConfig, rr *railRun, plan suitePlan, sum *suiteResult, stderr io.Writer) error {
+	if len(plan.apiPhases) > 0 {
+		phases := make([]apiPhase, len(plan.apiPhases))
+		for i, name := range plan.apiPhases {
+			phases[i] = sum.apiPhase(name, s.o)
+		}
+		if err := runAPIPhases(ctx, s, bin, cfg, rr, phases, stderr); err != nil {
+			return err
+		}
 	}
-	phases = append(phases, apiPhase{info: mustScenario("create-many"), dst: &sum.CreateMany})
-	if full {
-		phases = append(phases, apiPhase{info: mustScenario("create-hot"), dst: &sum.CreateHot})
-	}
-	if info.name == "all" {
-		phases = append(phases, apiPhase{info: mustScenario("payments"), dst: &sum.Payments})
-		sum.PaymentAuth = s.o.paymentAuth
-	}
-	if err := runAPIPhases(ctx, s, bin, cfg, rr, phases, stderr); err != nil {
-		return err
+	if !plan.drain {
+		return nil
 	}
 	var err error
 	// The concurrent phase after the drain still needs the rail.
-	sum.Drain, err = measureDrain(ctx, s, bin, cfg, rr, info.name == "drain", stderr)
+	sum.Drain, err = measureDrain(ctx, s, bin, cfg, rr, !plan.concurrent, stderr)
 	return err
+}
+
+// apiPhase is the closed-loop scenario name as a phase of the suite whose
+// figures go into r.
+func (r *suiteResult) apiPhase(name string, o options) apiPhase {
+	p := apiPhase{info: mustScenario(name)}
+	switch name {
+	case "balance":
+		p.read = &r.Balance
+	case "create-many":
+		p.dst = &r.CreateMany
+	case "create-hot":
+		p.dst = &r.CreateHot
+	case "payments":
+		p.dst = &r.Payments
+		r.PaymentAuth = o.paymentAuth
+	default:
+		panic("no suite phase " + name)
+	}
+	return p
 }
 
 // startSuiteRail starts the rail's simulator, if it has one, and points
@@ -172,20 +183,15 @@ func runAPIPhases(ctx context.Context, s *runSetup, bin *payoutdBinary, cfg serv
 		progress(stderr, "%s: %.0f %s, p50 %.2f ms, p99 %.2f ms, %d errors", p.info.name, f.CreatesPerS, p.info.unit, f.P50MS, f.P99MS, f.Errors)
 	}
 	stopped = true
-	if err := srv.stop(); err != nil {
-		progress(stderr, "warning: %v", err)
-	}
+	stopLogged(srv, stderr)
 	return nil
 }
 
 func newCreateFigures(m *measurement, concurrency int, cpu *cpuUsage) *createFigures {
-	ok := len(m.latencies)
 	return &createFigures{
 		Concurrency: concurrency, DurationS: round(m.elapsed.Seconds(), 3),
-		Creates: ok + m.errors, Errors: m.errors, WarmupErrors: m.warmupErrors,
-		CreatesPerS: round(float64(ok)/m.elapsed.Seconds(), 1),
-		P50MS:       millis(percentile(m.latencies, 50)), P90MS: millis(percentile(m.latencies, 90)),
-		P99MS: millis(percentile(m.latencies, 99)), MaxMS: millis(percentile(m.latencies, 100)),
+		Creates: len(m.latencies) + m.errors, Errors: m.errors, WarmupErrors: m.warmupErrors,
+		CreatesPerS: m.perSecond(), P50MS: m.ms(50), P90MS: m.ms(90), P99MS: m.ms(99), MaxMS: m.ms(100),
 		CPU: cpu, failures: m.firstFailures,
 	}
 }
