@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"crypto/subtle"
-	"encoding/json"
 	"log/slog"
 	"math"
 	"net"
@@ -19,15 +18,9 @@ import (
 	"github.com/payoutd/payoutd/internal/config"
 )
 
-// Operators' answers: the routes under /ops, /debug and /metrics are not
-// the merchant API, so these are not in its error table.
-const (
-	adminChallenge    = `Basic realm="payoutd operations", charset="UTF-8"`
-	errAdminRequired  = "operator credentials required (ADMIN_USER / ADMIN_PASSWORD)"
-	errAdminThrottled = "too many failed operator logins; retry later"
-	errCrossOrigin    = "cross-origin request refused"
-	errOpsReadOnly    = "the queue dashboard is read-only (OPS_READ_ONLY)"
-)
+// adminChallenge asks a browser for the operator's credentials. The
+// operators' error answers are declared with the others (errors.go).
+const adminChallenge = `Basic realm="payoutd operations", charset="UTF-8"`
 
 // adminLoginLimit is how many failed operator logins one client address
 // may make: 10 a minute, then one more every 6 s.
@@ -37,8 +30,8 @@ var adminLoginLimit = redis_rate.PerMinute(10)
 // client address's failed logins (gin's ClientIP, so TRUSTED_PROXIES
 // decides whose address counts) allowed one more try.
 func (s *Server) requireAdmin(c *gin.Context) {
-	if status, msg := s.logins.check(c.Writer, c.Request, s.cfg, c.ClientIP()); status != 0 {
-		c.AbortWithStatusJSON(status, errorResponse{Error: msg})
+	if err := s.logins.check(c.Writer, c.Request, s.cfg, c.ClientIP()); err != nil {
+		fail(c, err)
 		return
 	}
 	c.Next()
@@ -50,7 +43,7 @@ func (s *Server) requireAdmin(c *gin.Context) {
 // Safe methods pass, and so do scripts, which send neither header.
 func (s *Server) refuseCrossOrigin(c *gin.Context) {
 	if err := s.crossOrigin.Check(c.Request); err != nil {
-		c.AbortWithStatusJSON(http.StatusForbidden, errorResponse{Error: errCrossOrigin})
+		fail(c, errCrossOrigin)
 		return
 	}
 	c.Next()
@@ -60,7 +53,7 @@ func (s *Server) refuseCrossOrigin(c *gin.Context) {
 // (asynqmon's own refusal is plain text).
 func refuseWrites(c *gin.Context) {
 	if c.Request.Method != http.MethodGet && c.Request.Method != http.MethodHead {
-		c.AbortWithStatusJSON(http.StatusForbidden, errorResponse{Error: errOpsReadOnly})
+		fail(c, errOpsReadOnly)
 		return
 	}
 	c.Next()
@@ -71,7 +64,7 @@ func refuseWrites(c *gin.Context) {
 func newCrossOriginProtection() *http.CrossOriginProtection {
 	p := http.NewCrossOriginProtection()
 	p.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		writeJSONError(w, http.StatusForbidden, errCrossOrigin)
+		writeError(w, errCrossOrigin)
 	}))
 	return p
 }
@@ -88,18 +81,12 @@ func AdminOnly(cfg config.Config, rdb *redis.Client, h http.Handler) http.Handle
 		if err != nil {
 			ip = r.RemoteAddr
 		}
-		if status, msg := logins.check(w, r, cfg, ip); status != 0 {
-			writeJSONError(w, status, msg)
+		if err := logins.check(w, r, cfg, ip); err != nil {
+			writeError(w, err)
 			return
 		}
 		h.ServeHTTP(w, r)
 	}))
-}
-
-func writeJSONError(w http.ResponseWriter, status int, msg string) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(errorResponse{Error: msg})
 }
 
 // isAdmin reports whether r carries ADMIN_USER and ADMIN_PASSWORD, both
@@ -129,25 +116,25 @@ func newLoginThrottle(rdb *redis.Client) *loginThrottle {
 	return t
 }
 
-// check answers a request for an operator route: 0 when its credentials
-// are right, else the status and message to answer (429 while the address
-// is throttled, before the password is compared; 401 otherwise, counting
-// the failure when credentials were presented: a browser's first request
-// without them is how it learns to ask).
-func (t *loginThrottle) check(w http.ResponseWriter, r *http.Request, cfg config.Config, ip string) (int, string) {
+// check answers a request for an operator route: nil when its credentials
+// are right, else the error to answer (errAdminThrottled while the address
+// is throttled, before the password is compared; errAdminRequired
+// otherwise, counting the failure when credentials were presented: a
+// browser's first request without them is how it learns to ask).
+func (t *loginThrottle) check(w http.ResponseWriter, r *http.Request, cfg config.Config, ip string) error {
 	ctx := r.Context()
 	if wait := t.blocked(ctx, ip); wait > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(wait.Seconds())))))
-		return http.StatusTooManyRequests, errAdminThrottled
+		return errAdminThrottled
 	}
 	if isAdmin(cfg, r) {
-		return 0, ""
+		return nil
 	}
 	if _, _, presented := r.BasicAuth(); presented {
 		t.failed(ctx, ip)
 	}
 	w.Header().Set("WWW-Authenticate", adminChallenge)
-	return http.StatusUnauthorized, errAdminRequired
+	return errAdminRequired
 }
 
 func loginKey(ip string) string { return "admin-login-failures:" + ip }

@@ -103,7 +103,7 @@ func (s *Server) authenticate(policy signaturePolicy) gin.HandlerFunc {
 func (s *Server) identify(c *gin.Context) (*principal, error) {
 	key := strings.TrimSpace(c.GetHeader("x-api-key"))
 	if key == "" {
-		return nil, models.ErrMissingAPIKey
+		return nil, errMissingAPIKey
 	}
 	// A key whose prefix names the other environment is looked up all the
 	// same: only a key known there "belongs to another environment"; any
@@ -133,11 +133,11 @@ func (s *Server) identify(c *gin.Context) (*principal, error) {
 		return nil, models.ErrWrongEnvironmentKey
 	}
 	if p.Client.Kind == models.KindHolding {
-		return nil, models.ErrHoldingClient
+		return nil, errHoldingClient
 	}
 	ip, err := netip.ParseAddr(c.ClientIP())
 	if err != nil || !p.Client.IPAllowed(ip) {
-		return nil, models.ErrIPNotAllowed
+		return nil, errIPNotAllowed
 	}
 	return p, nil
 }
@@ -146,10 +146,10 @@ func (s *Server) identify(c *gin.Context) (*principal, error) {
 // over 1 MiB. The bytes returned are exactly what the client sent.
 func readBody(r *http.Request) ([]byte, error) {
 	if hasContentEncoding(r) {
-		return nil, models.ErrContentEncoding
+		return nil, errContentEncoding
 	}
 	if r.ContentLength > maxBodyBytes {
-		return nil, models.ErrBodyTooLarge
+		return nil, errBodyTooLarge
 	}
 	if r.Body == nil {
 		return nil, nil
@@ -159,7 +159,7 @@ func readBody(r *http.Request) ([]byte, error) {
 		return nil, models.Invalid("could not read the request body")
 	}
 	if len(body) > maxBodyBytes {
-		return nil, models.ErrBodyTooLarge
+		return nil, errBodyTooLarge
 	}
 	return body, nil
 }
@@ -178,7 +178,7 @@ func (s *Server) verifyRequest(c *gin.Context, p *principal, body []byte, policy
 	header := strings.TrimSpace(c.GetHeader("x-signature"))
 	if header == "" {
 		if policy == signatureRequired {
-			return models.ErrMissingSignature
+			return errMissingSignature
 		}
 		return s.checkTimestamp(c.GetHeader("x-timestamp"))
 	}
@@ -190,7 +190,7 @@ func (s *Server) verifyRequest(c *gin.Context, p *principal, body []byte, policy
 	switch result.Diagnosis {
 	case signature.OK:
 		if p.Client.RequireSignatureV2 && result.Header.V2 == "" {
-			return models.WithHint(models.ErrInvalidSignature, "signature_v2_required: this client accepts only v2 signatures (x-signature: t=<ms>,v2=<hex>)")
+			return models.WithHint(errInvalidSignature, "signature_v2_required: this client accepts only v2 signatures (x-signature: t=<ms>,v2=<hex>)")
 		}
 		used := strings.ToLower(result.Header.Signature())
 		if err := s.rememberSignature(c, p, used); err != nil {
@@ -199,11 +199,11 @@ func (s *Server) verifyRequest(c *gin.Context, p *principal, body []byte, policy
 		c.Set(signatureKey, used)
 		return nil
 	case signature.NoSecretProvisioned:
-		return models.ErrNoSigningSecret
+		return errNoSigningSecret
 	case signature.TimestampOutOfWindow:
 		return models.WithHint(errSignatureOutsideWindow, windowHint("the t of x-signature", result.Timestamp, s.now()))
 	default:
-		return models.WithHint(models.ErrInvalidSignature,
+		return models.WithHint(errInvalidSignature,
 			fmt.Sprintf("%s; POST /api/v3/debug/signature-check shows what the server received", result.Diagnosis))
 	}
 }
@@ -213,12 +213,12 @@ func (s *Server) checkTimestamp(raw string) error {
 	t, ok := signature.ParseMillis(strings.TrimSpace(raw))
 	if !ok {
 		if strings.TrimSpace(raw) == "" {
-			return models.WithHint(models.ErrTimestampWindow, "the x-timestamp header is missing: send the current Unix time in milliseconds, or sign the request (x-signature)")
+			return models.WithHint(errTimestampWindow, "the x-timestamp header is missing: send the current Unix time in milliseconds, or sign the request (x-signature)")
 		}
-		return models.WithHint(models.ErrTimestampWindow, "x-timestamp is not a Unix time in milliseconds (digits only)")
+		return models.WithHint(errTimestampWindow, "x-timestamp is not a Unix time in milliseconds (digits only)")
 	}
 	if _, ok := signature.WindowDelta(t, s.now()); !ok {
-		return models.WithHint(models.ErrTimestampWindow, windowHint("x-timestamp", t, s.now()))
+		return models.WithHint(errTimestampWindow, windowHint("x-timestamp", t, s.now()))
 	}
 	return nil
 }
@@ -266,7 +266,7 @@ func (s *Server) signingSecret(ctx context.Context, p *principal) (string, error
 		slog.ErrorContext(ctx, "signing secret cannot be opened; refusing the signed request",
 			slog.String("client_id", p.Client.ID.String()), slog.String("credential_id", p.Credential.ID.String()),
 			slog.Any("error", err))
-		return "", models.ErrSigningSecretUnusable
+		return "", errSigningSecretUnusable
 	}
 	return secret, nil
 }

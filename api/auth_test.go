@@ -70,12 +70,12 @@ func TestAuthenticationFailureRules(t *testing.T) {
 		{"x-signature t outside the window", request{path: wallets, apiKey: m.apiKey, headers: map[string]string{"x-signature": signature.Sign(m.signingSecret, nil, fixedNow.Add(-6*time.Minute))}}, 401, windowMsg},
 		{"valid x-signature makes x-timestamp irrelevant", request{path: wallets, apiKey: m.apiKey, sign: m.signingSecret, headers: map[string]string{"x-timestamp": stale}}, 200, ""},
 		{"valid x-timestamp", request{path: wallets, apiKey: m.apiKey, timestamp: true}, 200, ""},
-		{"holding client", request{path: wallets, apiKey: holding.apiKey, timestamp: true}, 403, models.ErrHoldingClient.Error()},
-		{"holding client before timestamp checks", request{path: wallets, apiKey: holding.apiKey}, 403, models.ErrHoldingClient.Error()},
-		{"source IP not allowed", request{path: wallets, apiKey: restricted.apiKey, timestamp: true}, 403, models.ErrIPNotAllowed.Error()},
-		{"source IP not allowed, before the signature", request{path: wallets, apiKey: restricted.apiKey, sign: "wrong"}, 403, models.ErrIPNotAllowed.Error()},
+		{"holding client", request{path: wallets, apiKey: holding.apiKey, timestamp: true}, 403, errHoldingClient.Error()},
+		{"holding client before timestamp checks", request{path: wallets, apiKey: holding.apiKey}, 403, errHoldingClient.Error()},
+		{"source IP not allowed", request{path: wallets, apiKey: restricted.apiKey, timestamp: true}, 403, errIPNotAllowed.Error()},
+		{"source IP not allowed, before the signature", request{path: wallets, apiKey: restricted.apiKey, sign: "wrong"}, 403, errIPNotAllowed.Error()},
 		{"source IP allowed", request{path: wallets, apiKey: restricted.apiKey, timestamp: true, remoteIP: "198.51.100.7"}, 200, ""},
-		{"X-Forwarded-For from an untrusted peer is ignored", request{path: wallets, apiKey: restricted.apiKey, timestamp: true, headers: map[string]string{"X-Forwarded-For": "198.51.100.7"}}, 403, models.ErrIPNotAllowed.Error()},
+		{"X-Forwarded-For from an untrusted peer is ignored", request{path: wallets, apiKey: restricted.apiKey, timestamp: true, headers: map[string]string{"X-Forwarded-For": "198.51.100.7"}}, 403, errIPNotAllowed.Error()},
 		{"Content-Encoding on a signed request", request{method: "POST", path: "/api/v3/disbursements", body: body, apiKey: m.apiKey, sign: m.signingSecret, headers: map[string]string{"Content-Encoding": "gzip"}}, 415, ""},
 		{"body over 1 MiB", request{method: "POST", path: "/api/v3/disbursements", body: bytes.Repeat([]byte("a"), 1<<20+1), apiKey: m.apiKey, sign: m.signingSecret}, 413, ""},
 		// Past authentication the handler answers: here, for the missing key.
@@ -97,9 +97,9 @@ func TestTrustedProxyForwardsClientIP(t *testing.T) {
 			headers: map[string]string{"X-Forwarded-For": xff}})
 	}
 	via("10.1.2.3", "198.51.100.7").expect(t, 200, "")
-	via("10.1.2.3", "192.0.2.1").expect(t, 403, models.ErrIPNotAllowed.Error())
+	via("10.1.2.3", "192.0.2.1").expect(t, 403, errIPNotAllowed.Error())
 	// A peer outside TRUSTED_PROXIES cannot claim another address.
-	via("192.0.2.50", "198.51.100.7").expect(t, 403, models.ErrIPNotAllowed.Error())
+	via("192.0.2.50", "198.51.100.7").expect(t, 403, errIPNotAllowed.Error())
 }
 
 func TestClientWithoutSigningSecret(t *testing.T) {
@@ -107,7 +107,7 @@ func TestClientWithoutSigningSecret(t *testing.T) {
 	b := setup(t)
 	m := b.newClient(admin.ClientOptions{NoSigningSecret: true})
 	b.do(request{path: "/api/v3/wallets", apiKey: m.apiKey, timestamp: true}).expect(t, 200, "")
-	b.do(request{path: "/api/v3/wallets", apiKey: m.apiKey, sign: "anything"}).expect(t, 401, models.ErrNoSigningSecret.Error())
+	b.do(request{path: "/api/v3/wallets", apiKey: m.apiKey, sign: "anything"}).expect(t, 401, errNoSigningSecret.Error())
 	b.do(request{method: "POST", path: "/api/v3/disbursements", body: []byte(`{}`), apiKey: m.apiKey, timestamp: true}).expect(t, 401, "missing x-signature header")
 }
 

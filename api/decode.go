@@ -15,7 +15,7 @@ import (
 // decodeJSON decodes body, which must hold exactly one JSON object, into
 // dst (a pointer to a struct). Unknown fields are refused so that a typo in
 // a field name is a clear 400, not a silently ignored value. Every error is
-// a *models.ValidationError whose message names what is wrong.
+// a models.EINVALID error whose message names what is wrong.
 func decodeJSON(body []byte, dst any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return models.Invalid("request body is empty; send a JSON object")

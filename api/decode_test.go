@@ -77,12 +77,12 @@ func TestDecodeJSONErrors(t *testing.T) {
 			t.Errorf("%s: decodeJSON(%q) = nil, want an error", tt.name, tt.body)
 			continue
 		}
-		if !models.IsValidation(err) {
-			t.Errorf("%s: decodeJSON(%q) error %T %v is not a ValidationError", tt.name, tt.body, err, err)
+		if models.ErrorCode(err) != models.EINVALID {
+			t.Errorf("%s: decodeJSON(%q) error %T %v is not an EINVALID error", tt.name, tt.body, err, err)
 		}
-		var v *models.ValidationError
+		var v *models.Error
 		if !errors.As(err, &v) || strings.TrimSpace(v.Message) == "" {
-			t.Errorf("%s: decodeJSON(%q): want a ValidationError with a message, got %v", tt.name, tt.body, err)
+			t.Errorf("%s: decodeJSON(%q): want an EINVALID error with a message, got %v", tt.name, tt.body, err)
 		}
 		if !strings.Contains(err.Error(), tt.wantSubstr) {
 			t.Errorf("%s: decodeJSON(%q) error %q, want it to contain %q", tt.name, tt.body, err, tt.wantSubstr)
@@ -166,12 +166,12 @@ func FuzzDecodeJSON(f *testing.F) {
 			}
 			return
 		}
-		var v *models.ValidationError
-		if !errors.As(err, &v) {
-			t.Fatalf("decodeJSON(%q) error %T %v is not a ValidationError", body, err, err)
+		var v *models.Error
+		if !errors.As(err, &v) || v.Code != models.EINVALID {
+			t.Fatalf("decodeJSON(%q) error %T %v is not an EINVALID error", body, err, err)
 		}
 		if strings.TrimSpace(v.Message) == "" {
-			t.Fatalf("decodeJSON(%q) ValidationError with an empty message", body)
+			t.Fatalf("decodeJSON(%q) EINVALID error with an empty message", body)
 		}
 	})
 }

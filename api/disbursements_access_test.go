@@ -52,9 +52,9 @@ func TestDisbursementForbiddenCallers(t *testing.T) {
 			ip     string
 			msg    string
 		}{
-			{"holding client", holding, holdingWallet, "", models.ErrHoldingClient.Error()},
-			{"holding client from anywhere", holding, holdingWallet, "198.51.100.7", models.ErrHoldingClient.Error()},
-			{"address outside the allow-list", restricted, restrictedWallet, "203.0.113.10", models.ErrIPNotAllowed.Error()},
+			{"holding client", holding, holdingWallet, "", errHoldingClient.Error()},
+			{"holding client from anywhere", holding, holdingWallet, "198.51.100.7", errHoldingClient.Error()},
+			{"address outside the allow-list", restricted, restrictedWallet, "203.0.113.10", errIPNotAllowed.Error()},
 		} {
 			for _, path := range []string{"/api/v3/disbursements", "/api/v3/disbursements/quote"} {
 				r := call(path, c.m, c.wallet, c.ip)

@@ -152,7 +152,7 @@ func TestDisbursementCreateAndQuoteRefusals(t *testing.T) {
 		}
 		valid := e.body("100000", "1234567890").json()
 		otherBytes := e.body("100001", "1234567890").json()
-		invalidSignature := models.ErrInvalidSignature.Error()
+		invalidSignature := errInvalidSignature.Error()
 		auth := []struct {
 			name   string
 			req    request

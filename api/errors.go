@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -11,7 +12,6 @@ import (
 
 	"github.com/payoutd/payoutd/internal/database"
 	"github.com/payoutd/payoutd/models"
-	"github.com/payoutd/payoutd/vendors"
 )
 
 // errorResponse is the body of every error answer: "error" is the message
@@ -22,76 +22,96 @@ type errorResponse struct {
 	Hint  string `json:"hint,omitempty"`
 }
 
-// errorStatuses maps each domain error to its HTTP status. This table and
-// statusOf are the only place where an error becomes a status; the message
-// shown is the declared error's own text, which for these errors is written
-// for the client (the spec's wording where the spec gives one).
-var errorStatuses = []struct {
-	err    error
-	status int
-}{
-	{models.ErrMissingAPIKey, http.StatusUnauthorized},
-	{models.ErrInvalidAPIKey, http.StatusUnauthorized},
-	{models.ErrLegacyAPIKey, http.StatusUnauthorized},
-	{models.ErrWrongEnvironmentKey, http.StatusUnauthorized},
-	{models.ErrMissingSignature, http.StatusUnauthorized},
-	{models.ErrInvalidSignature, http.StatusUnauthorized},
-	{models.ErrNoSigningSecret, http.StatusUnauthorized},
-	{models.ErrSigningSecretUnusable, http.StatusUnauthorized},
-	{errSignatureOutsideWindow, http.StatusUnauthorized},
-	{models.ErrSignatureReused, http.StatusUnauthorized},
-	{models.ErrReplayCheckUnavailable, http.StatusServiceUnavailable},
-	{models.ErrTimestampWindow, http.StatusBadRequest},
-	{models.ErrHoldingClient, http.StatusForbidden},
-	{models.ErrIPNotAllowed, http.StatusForbidden},
-	{models.ErrWithdrawalsSuspended, http.StatusForbidden},
-	{models.ErrNotFound, http.StatusNotFound},
-	{models.ErrWalletNotFound, http.StatusNotFound},
-	{models.ErrClientNotFound, http.StatusNotFound},
-	{errMethodNotAllowed, http.StatusMethodNotAllowed},
-	{models.ErrBodyTooLarge, http.StatusRequestEntityTooLarge},
-	{models.ErrContentEncoding, http.StatusUnsupportedMediaType},
-	{models.ErrRateLimited, http.StatusTooManyRequests},
-	{models.ErrServerBusy, http.StatusServiceUnavailable},
-	{models.ErrRequestTimeout, http.StatusServiceUnavailable},
-	{errNotReady, http.StatusServiceUnavailable},
-	{models.ErrDisbursementNotFound, http.StatusNotFound},
-	{models.ErrInsufficientBalance, http.StatusPaymentRequired},
-	{models.ErrVendorPayoutFailed, http.StatusServiceUnavailable},
-	{models.ErrGatewayUnavailable, http.StatusServiceUnavailable},
-	{models.ErrLockExpired, http.StatusGone},
-	{models.ErrDisbursementCancelled, http.StatusConflict},
-	{models.ErrIdempotencyInFlight, http.StatusConflict},
-	{models.ErrIdempotencyMismatch, http.StatusUnprocessableEntity},
-	{models.ErrUnsupportedBank, http.StatusUnprocessableEntity},
-	{models.ErrAccountInactive, http.StatusUnprocessableEntity},
-	{models.ErrAccountNotResolved, http.StatusUnprocessableEntity},
-	{models.ErrHolderNameRequired, http.StatusUnprocessableEntity},
-	{vendors.ErrInvalidCallback, http.StatusUnauthorized},
-	{models.ErrPaymentNotFound, http.StatusNotFound},
-	{models.ErrNoDefaultWallet, http.StatusUnprocessableEntity},
-	{models.ErrPaymentNotPending, http.StatusConflict},
-	{models.ErrCheckoutToken, http.StatusForbidden},
+// Codes of conditions only the HTTP layer meets, beside the domain's
+// (models.EINVALID and the others).
+const (
+	eMethodNotAllowed = "method_not_allowed"
+	eBodyTooLarge     = "body_too_large"
+	eEncoding         = "unsupported_encoding"
+	eRateLimited      = "rate_limited"
+)
+
+// codeStatuses maps each error code to its HTTP status. This table and
+// statusOf are the only place where an error becomes a status: every error
+// answer, the merchant API's and the operators', is written by fail or
+// writeError from it.
+var codeStatuses = map[string]int{
+	models.EINVALID:       http.StatusBadRequest,
+	models.EUNAUTHORIZED:  http.StatusUnauthorized,
+	models.EINSUFFICIENT:  http.StatusPaymentRequired,
+	models.EFORBIDDEN:     http.StatusForbidden,
+	models.ENOTFOUND:      http.StatusNotFound,
+	eMethodNotAllowed:     http.StatusMethodNotAllowed,
+	models.ECONFLICT:      http.StatusConflict,
+	models.EEXPIRED:       http.StatusGone,
+	eBodyTooLarge:         http.StatusRequestEntityTooLarge,
+	eEncoding:             http.StatusUnsupportedMediaType,
+	models.EUNPROCESSABLE: http.StatusUnprocessableEntity,
+	eRateLimited:          http.StatusTooManyRequests,
+	models.EINTERNAL:      http.StatusInternalServerError,
+	models.EUNAVAILABLE:   http.StatusServiceUnavailable,
 }
 
-// Errors that only exist at the HTTP layer.
+// Errors that only the HTTP layer produces: the request's headers, body
+// and pace, and this process's load. Their messages are the spec's words
+// where it gives them, and clients match on them as on the domain's.
 var (
-	// A signed request's t outside the window is a 401 with the same
-	// message an x-timestamp outside it gets as a 400: a bad signature is
-	// an authentication failure, a bad x-timestamp a malformed request.
-	errSignatureOutsideWindow = errors.New(models.ErrTimestampWindow.Error())
-	errMethodNotAllowed       = errors.New("method not allowed")
-	errNotReady               = errors.New("not ready")
-	errDatabaseUnavailable    = errors.New("service temporarily unavailable; retry")
+	errMissingAPIKey = models.Errorf(models.EUNAUTHORIZED, "missing x-api-key header")
+	errHoldingClient = models.Errorf(models.EFORBIDDEN, "holding clients cannot use the payment and payout API")
+	errIPNotAllowed  = models.Errorf(models.EFORBIDDEN, "source IP is not on the client's allow-list")
+	// errTimestampWindow: an x-timestamp outside the window is a malformed
+	// request (400); errSignatureOutsideWindow, a signed request's t
+	// outside it, says the same as an authentication failure (401).
+	errTimestampWindow        = models.Errorf(models.EINVALID, "Request timestamp outside valid window (5 minutes)")
+	errSignatureOutsideWindow = models.Errorf(models.EUNAUTHORIZED, "%s", errTimestampWindow.Message)
+	errMissingSignature       = models.Errorf(models.EUNAUTHORIZED, "missing x-signature header")
+	errInvalidSignature       = models.Errorf(models.EUNAUTHORIZED, "invalid x-signature")
+	errNoSigningSecret        = models.Errorf(models.EUNAUTHORIZED, "no signing secret provisioned for this client")
+	// errSigningSecretUnusable: the stored signing secret does not open
+	// (moved from another client or field, altered, or under a key this
+	// process lacks). The request is not authenticated; the operator's log
+	// says why.
+	errSigningSecretUnusable = models.Errorf(models.EUNAUTHORIZED, "the signing secret of this client cannot be used; ask the operator to rotate the credentials")
+	// errReplayCheckUnavailable: the store that remembers used signatures
+	// could not answer, so a signed request that changes state is refused
+	// rather than risk running twice.
+	errReplayCheckUnavailable = models.Errorf(models.EUNAVAILABLE, "signature replay check unavailable; retry shortly")
+	errContentEncoding        = models.Errorf(eEncoding, "Content-Encoding is not supported; send the body uncompressed")
+	errBodyTooLarge           = models.Errorf(eBodyTooLarge, "request body exceeds 1 MiB")
+	errRateLimited            = models.Errorf(eRateLimited, "rate limit exceeded; retry later")
+	// errServerBusy: this API process serves as many requests as it may
+	// at once (MAX_IN_FLIGHT); another instance, or this one a moment
+	// later, will take the request.
+	errServerBusy = models.Errorf(models.EUNAVAILABLE, "server busy; retry shortly")
+	// errRequestTimeout: the request's work passed its deadline
+	// (requestDeadline) and was abandoned; what it wrote was committed
+	// whole or not at all, so a retry with the same Idempotency-Key is
+	// safe.
+	errRequestTimeout      = models.Errorf(models.EUNAVAILABLE, "request took too long; retry with the same Idempotency-Key")
+	errMethodNotAllowed    = models.Errorf(eMethodNotAllowed, "method not allowed")
+	errNotReady            = models.Errorf(models.EUNAVAILABLE, "not ready")
+	errDatabaseUnavailable = models.Errorf(models.EUNAVAILABLE, "service temporarily unavailable; retry")
+)
+
+// Operators' answers: the routes under /ops, /debug and /metrics are not
+// the merchant API (and not in its document), but they are answered from
+// the same table.
+var (
+	errAdminRequired  = models.Errorf(models.EUNAUTHORIZED, "operator credentials required (ADMIN_USER / ADMIN_PASSWORD)")
+	errAdminThrottled = models.Errorf(eRateLimited, "too many failed operator logins; retry later")
+	errCrossOrigin    = models.Errorf(models.EFORBIDDEN, "cross-origin request refused")
+	errOpsReadOnly    = models.Errorf(models.EFORBIDDEN, "the queue dashboard is read-only (OPS_READ_ONLY)")
+	errProfiling      = models.Errorf(models.ECONFLICT, "another CPU profile or trace is being taken; retry when it ends")
 )
 
 // databaseRetryAfter is the Retry-After of a 503 for an unavailable
 // database, in seconds.
 const databaseRetryAfter = "1"
 
-// statusOf returns the status and client-facing message for err. Anything
-// not in the table is an internal error: the client gets a generic message,
-// the log gets the detail.
+// statusOf returns the status and client-facing message for err, and
+// whether err is one a client is told about. An EINTERNAL error, or one
+// whose code has no status, is an internal error: the client gets a
+// generic message, the log gets the detail.
 func statusOf(err error) (int, string, bool) {
 	// A domain error that wraps a database failure would show the driver's
 	// text: it stays in the log. A database that cannot take or keep a
@@ -100,26 +120,30 @@ func statusOf(err error) (int, string, bool) {
 	switch database.Classify(err) {
 	case database.NotADatabaseError:
 	case database.Unavailable:
-		return http.StatusServiceUnavailable, errDatabaseUnavailable.Error(), false
+		return codeStatuses[models.ErrorCode(errDatabaseUnavailable)], errDatabaseUnavailable.Message, false
 	default:
-		return http.StatusInternalServerError, "internal server error", false
+		return codeStatuses[models.EINTERNAL], models.InternalMessage, false
 	}
-	var v *models.ValidationError
-	if errors.As(err, &v) {
-		return http.StatusBadRequest, v.Message, true
+	code := models.ErrorCode(err)
+	status, ok := codeStatuses[code]
+	if !ok || code == models.EINTERNAL {
+		return codeStatuses[models.EINTERNAL], models.InternalMessage, false
 	}
-	var rule *models.RuleError
-	if errors.As(err, &rule) {
-		return http.StatusUnprocessableEntity, rule.Message, true
+	// The declared error's own text, never what a wrap added: that is
+	// for the log, or for "hint" (models.WithHint).
+	return status, models.ErrorMessage(err), true
+}
+
+// answerOf is the status and body of err's answer, and whether err is one
+// a client is told about (else the answer names nothing, and the caller
+// logs err).
+func answerOf(err error) (int, errorResponse, bool) {
+	status, msg, known := statusOf(err)
+	body := errorResponse{Error: msg}
+	if known {
+		body.Hint = models.HintOf(err)
 	}
-	for _, e := range errorStatuses {
-		if errors.Is(err, e.err) {
-			// The declared error's own text, never what a wrap added:
-			// that is for the log, or for "hint" (models.WithHint).
-			return e.status, e.err.Error(), true
-		}
-	}
-	return http.StatusInternalServerError, "internal server error", false
+	return status, body, known
 }
 
 // fail answers err as {"error": "...", "hint": "..."} (the hint of
@@ -130,23 +154,19 @@ func fail(c *gin.Context, err error) {
 	if errors.Is(err, context.DeadlineExceeded) && errors.Is(c.Request.Context().Err(), context.DeadlineExceeded) {
 		// The request's own deadline (requestDeadline), not a vendor's or
 		// the database's timeout, which have domain errors of their own.
-		err = models.ErrRequestTimeout
+		err = errRequestTimeout
 	}
 	var limited *rateLimitedError
 	var later interface{ RetryAfter() time.Duration }
 	switch {
 	case errors.As(err, &limited):
 		c.Header("Retry-After", retryAfterSeconds(limited.retryAfter))
-	case errors.Is(err, models.ErrServerBusy):
+	case errors.Is(err, errServerBusy):
 		c.Header("Retry-After", "1")
 	case errors.As(err, &later):
 		c.Header("Retry-After", retryAfterSeconds(later.RetryAfter()))
 	}
-	status, msg, known := statusOf(err)
-	var hint string
-	if known {
-		hint = models.HintOf(err)
-	}
+	status, body, known := answerOf(err)
 	switch {
 	case !known && status == http.StatusServiceUnavailable:
 		c.Header("Retry-After", databaseRetryAfter)
@@ -156,5 +176,22 @@ func fail(c *gin.Context, err error) {
 		slog.ErrorContext(c.Request.Context(), "internal error",
 			slog.String("method", c.Request.Method), slog.String("route", c.FullPath()), slog.Any("error", err))
 	}
-	c.AbortWithStatusJSON(status, errorResponse{Error: msg, Hint: hint})
+	c.AbortWithStatusJSON(status, body)
+}
+
+// failLogged answers err as fail does, for a caller that has logged it
+// already (the panic handler, with the stack): nothing more is logged.
+func failLogged(c *gin.Context, err error) {
+	status, body, _ := answerOf(err)
+	c.AbortWithStatusJSON(status, body)
+}
+
+// writeError answers err as fail does, on a handler outside gin (the
+// worker's metrics server, the cross-origin guard's refusal); err is one
+// of the declared errors, so nothing is logged.
+func writeError(w http.ResponseWriter, err error) {
+	status, body, _ := answerOf(err)
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(body)
 }

@@ -147,7 +147,7 @@ func (a *authFailures) block(source string, wait time.Duration) {
 // a guesser makes: a key that is not one, or a signature that does not
 // verify.
 func countsAsAuthFailure(err error) bool {
-	for _, e := range []error{models.ErrInvalidAPIKey, models.ErrLegacyAPIKey, models.ErrWrongEnvironmentKey, models.ErrInvalidSignature} {
+	for _, e := range []error{models.ErrInvalidAPIKey, models.ErrLegacyAPIKey, models.ErrWrongEnvironmentKey, errInvalidSignature} {
 		if errors.Is(err, e) {
 			return true
 		}

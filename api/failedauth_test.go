@@ -54,7 +54,7 @@ func uniqueSource() string {
 // Retry-After of whole seconds.
 func wantFailuresLimited(t *testing.T, r response) {
 	t.Helper()
-	r.expect(t, http.StatusTooManyRequests, models.ErrRateLimited.Error())
+	r.expect(t, http.StatusTooManyRequests, errRateLimited.Error())
 	if retry, err := strconv.Atoi(r.header.Get("Retry-After")); err != nil || retry < 1 {
 		t.Fatalf("Retry-After %q, want whole seconds", r.header.Get("Retry-After"))
 	}
@@ -144,7 +144,7 @@ func TestAuthFailuresThatCount(t *testing.T) {
 	ip := uniqueSource()
 	wrongSig := map[string]string{"x-signature": signature.Sign("not-the-secret", nil, b.now())}
 	for range 20 {
-		b.do(request{path: "/api/v3/wallets", remoteIP: ip}).expect(t, http.StatusUnauthorized, models.ErrMissingAPIKey.Error())
+		b.do(request{path: "/api/v3/wallets", remoteIP: ip}).expect(t, http.StatusUnauthorized, errMissingAPIKey.Error())
 		b.do(request{path: "/api/v3/wallets", apiKey: m.apiKey, remoteIP: ip, headers: map[string]string{"x-timestamp": "1"}}).
 			expect(t, http.StatusBadRequest, "")
 		b.do(request{path: "/api/v3/wallets", apiKey: m.apiKey, timestamp: true, remoteIP: ip}).expect(t, http.StatusOK, "")

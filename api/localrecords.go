@@ -24,7 +24,7 @@ import (
 //
 // Its memory is bounded in total and per client, so that one client
 // sending fresh signatures at full speed fills only its own share: a
-// signature beyond either bound is refused with ErrReplayCheckUnavailable
+// signature beyond either bound is refused with errReplayCheckUnavailable
 // (503), never accepted unrecorded.
 type localSignatures struct {
 	mu   sync.Mutex
@@ -62,7 +62,7 @@ func (l *localSignatures) record(client uuid.UUID, key string) (bool, error) {
 		return false, nil
 	}
 	if len(l.used) >= maxLocalSignatures || l.perClient[client] >= maxLocalSignaturesPerClient {
-		return false, models.ErrReplayCheckUnavailable
+		return false, errReplayCheckUnavailable
 	}
 	l.used[key] = struct{}{}
 	l.perClient[client]++

@@ -3,6 +3,7 @@ package api
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"regexp"
@@ -73,7 +74,7 @@ func recoverPanics() gin.HandlerFunc {
 				}
 				slog.ErrorContext(c.Request.Context(), "panic while serving request",
 					slog.Any("panic", r), slog.String("stack", string(debug.Stack())))
-				c.AbortWithStatusJSON(http.StatusInternalServerError, errorResponse{Error: "internal server error"})
+				failLogged(c, fmt.Errorf("panic: %v", r))
 			}
 		}()
 		c.Next()

@@ -176,9 +176,7 @@ func (s *Server) timedProfile(h http.HandlerFunc) gin.HandlerFunc {
 			}
 		}
 		if !s.profiling.TryLock() {
-			// An operators' answer, like requireAdmin's: not in the
-			// merchant API's error table.
-			c.AbortWithStatusJSON(http.StatusConflict, errorResponse{Error: "another CPU profile or trace is being taken; retry when it ends"})
+			fail(c, errProfiling)
 			return
 		}
 		defer s.profiling.Unlock()

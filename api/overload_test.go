@@ -10,7 +10,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/payoutd/payoutd/internal/config"
-	"github.com/payoutd/payoutd/models"
 )
 
 // Per-client request rates on the merchant routes: reads and writes are
@@ -114,7 +113,7 @@ func TestInFlightBound(t *testing.T) {
 
 	busy := serve("/api/v3/fast")
 	if busy.Code != http.StatusServiceUnavailable || busy.Header().Get("Retry-After") != "1" ||
-		busy.Body.String() != `{"error":"`+models.ErrServerBusy.Error()+`"}` {
+		busy.Body.String() != `{"error":"`+errServerBusy.Error()+`"}` {
 		t.Fatalf("a request beyond the bound: %d, Retry-After %q, %s", busy.Code, busy.Header().Get("Retry-After"), busy.Body)
 	}
 	for _, path := range []string{"/healthz", "/readyz", "/metrics", "/ops/queues"} {
@@ -144,7 +143,7 @@ func TestRequestDeadline(t *testing.T) {
 	})
 	rec := httptest.NewRecorder()
 	e.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v3/stuck", nil))
-	if rec.Code != http.StatusServiceUnavailable || rec.Body.String() != `{"error":"`+models.ErrRequestTimeout.Error()+`"}` {
+	if rec.Code != http.StatusServiceUnavailable || rec.Body.String() != `{"error":"`+errRequestTimeout.Error()+`"}` {
 		t.Fatalf("a request past its deadline: %d %s", rec.Code, rec.Body)
 	}
 }

@@ -14,16 +14,15 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/payouts"
 )
 
-// rateLimitedError is models.ErrRateLimited with the wait fail announces in
+// rateLimitedError is errRateLimited with the wait fail announces in
 // Retry-After.
 type rateLimitedError struct{ retryAfter time.Duration }
 
-func (e *rateLimitedError) Error() string { return models.ErrRateLimited.Error() }
-func (e *rateLimitedError) Unwrap() error { return models.ErrRateLimited }
+func (e *rateLimitedError) Error() string { return errRateLimited.Error() }
+func (e *rateLimitedError) Unwrap() error { return errRateLimited }
 
 // retryAfterSeconds is the Retry-After value of a wait: whole seconds, at
 // least 1.
@@ -167,14 +166,14 @@ func inFlight(limit int) gin.HandlerFunc {
 			defer func() { <-slots }()
 			c.Next()
 		default:
-			fail(c, models.ErrServerBusy)
+			fail(c, errServerBusy)
 		}
 	}
 }
 
 // requestDeadline ends the context of a request's work after limit, well
 // inside the server's WriteTimeout, so that a stuck database or Redis call
-// gives its slot back and the caller a 503 (models.ErrRequestTimeout)
+// gives its slot back and the caller a 503 (errRequestTimeout)
 // instead of holding both until the connection dies. The operators' routes
 // (a CPU profile runs for up to 50 s) keep theirs.
 func requestDeadline(limit time.Duration) gin.HandlerFunc {

@@ -13,7 +13,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/payoutd/payoutd/internal/config"
-	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/signature"
 )
 
@@ -118,7 +117,7 @@ func TestInquiryBudgetWithRedisDown(t *testing.T) {
 	}
 	err := budget.Check(ctx, client)
 	var limited *rateLimitedError
-	if !errors.As(err, &limited) || !errors.Is(err, models.ErrRateLimited) || limited.retryAfter <= 0 || limited.retryAfter > 30*time.Second {
+	if !errors.As(err, &limited) || !errors.Is(err, errRateLimited) || limited.retryAfter <= 0 || limited.retryAfter > 30*time.Second {
 		t.Fatalf("check after the budget: %v, want a rate limit within 30 s", err)
 	}
 	if err := budget.Check(ctx, other); err != nil {
@@ -179,7 +178,7 @@ func TestLocalSignaturesBounded(t *testing.T) {
 			t.Fatalf("record %d: %v %v", i, first, err)
 		}
 	}
-	if _, err := l.record(greedy, "one-more"); !errors.Is(err, models.ErrReplayCheckUnavailable) {
+	if _, err := l.record(greedy, "one-more"); !errors.Is(err, errReplayCheckUnavailable) {
 		t.Fatalf("beyond the client's share: %v", err)
 	}
 	if first, err := l.record(other, "x"); !first || err != nil {

@@ -136,8 +136,8 @@ func TestSignatureCheckAuthenticatesFirst(t *testing.T) {
 	restricted := b.newClient(admin.ClientOptions{AllowedIPs: "192.0.2.0/24"})
 	b.do(request{method: "POST", path: checkPath, body: []byte(`{}`)}).expect(t, 401, "missing x-api-key header")
 	b.do(request{method: "POST", path: checkPath, apiKey: "v3_live_nope", body: []byte(`{}`)}).expect(t, 401, "invalid API key")
-	b.do(request{method: "POST", path: checkPath, apiKey: holding.apiKey, body: []byte(`{}`)}).expect(t, 403, models.ErrHoldingClient.Error())
-	b.do(request{method: "POST", path: checkPath, apiKey: restricted.apiKey, body: []byte(`{}`)}).expect(t, 403, models.ErrIPNotAllowed.Error())
+	b.do(request{method: "POST", path: checkPath, apiKey: holding.apiKey, body: []byte(`{}`)}).expect(t, 403, errHoldingClient.Error())
+	b.do(request{method: "POST", path: checkPath, apiKey: restricted.apiKey, body: []byte(`{}`)}).expect(t, 403, errIPNotAllowed.Error())
 }
 
 func TestSignatureCheckRateLimit(t *testing.T) {
@@ -154,7 +154,7 @@ func TestSignatureCheckRateLimit(t *testing.T) {
 		}
 	}
 	r := check(m.apiKey)
-	r.expect(t, http.StatusTooManyRequests, models.ErrRateLimited.Error())
+	r.expect(t, http.StatusTooManyRequests, errRateLimited.Error())
 	retry, err := strconv.Atoi(r.header.Get("Retry-After"))
 	if err != nil || retry < 1 || retry > 60 {
 		t.Fatalf("Retry-After %q, want whole seconds from 1 to 60", r.header.Get("Retry-After"))

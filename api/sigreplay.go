@@ -43,7 +43,7 @@ const createRoute = "/api/v3/disbursements"
 // pattern, so a signed read of one wallet does not open another.
 //
 // If Redis cannot answer, a request that may change state is refused
-// (ErrReplayCheckUnavailable: money must not move twice); a read, which
+// (errReplayCheckUnavailable: money must not move twice); a read, which
 // has no side effects, is let through with a warning; a quote, which names
 // an account's holder, is checked against this process's own record
 // (localrecords.go).
@@ -68,7 +68,7 @@ func (s *Server) rememberSignature(c *gin.Context, p *principal, sig string) err
 		}
 		slog.ErrorContext(ctx, "signature replay check unavailable; request refused",
 			slog.String("method", c.Request.Method), slog.String("route", c.FullPath()), slog.Any("error", err))
-		return models.ErrReplayCheckUnavailable
+		return errReplayCheckUnavailable
 	case first == use:
 		return nil // the same request again: a retry
 	default:

@@ -1,169 +1,217 @@
 package models
 
-import "errors"
-
-// Domain errors. They are declared once here, wrapped with %w where context
-// helps, and turned into an HTTP status and message only in api/errors.go.
-// The messages of the errors a client sees are the spec's exact wording.
-var (
-	// Authentication and authorisation.
-	ErrMissingAPIKey       = errors.New("missing x-api-key header")
-	ErrInvalidAPIKey       = errors.New("invalid API key")
-	ErrLegacyAPIKey        = errors.New("API key of the legacy generation: this service accepts only V3 keys")
-	ErrWrongEnvironmentKey = errors.New("API key belongs to another environment")
-	ErrHoldingClient       = errors.New("holding clients cannot use the payment and payout API")
-	ErrIPNotAllowed        = errors.New("source IP is not on the client's allow-list")
-	ErrTimestampWindow     = errors.New("Request timestamp outside valid window (5 minutes)")
-	ErrMissingSignature    = errors.New("missing x-signature header")
-	ErrInvalidSignature    = errors.New("invalid x-signature")
-	ErrNoSigningSecret     = errors.New("no signing secret provisioned for this client")
-	// ErrSigningSecretUnusable: the stored signing secret does not open
-	// (moved from another client or field, altered, or under a key this
-	// process lacks). The request is not authenticated; the operator's log
-	// says why.
-	ErrSigningSecretUnusable = errors.New("the signing secret of this client cannot be used; ask the operator to rotate the credentials")
-	ErrContentEncoding       = errors.New("Content-Encoding is not supported; send the body uncompressed")
-	ErrBodyTooLarge          = errors.New("request body exceeds 1 MiB")
-	ErrRateLimited           = errors.New("rate limit exceeded; retry later")
-	// ErrServerBusy: this API process serves as many requests as it may
-	// at once (MAX_IN_FLIGHT); another instance, or this one a moment
-	// later, will take the request.
-	ErrServerBusy = errors.New("server busy; retry shortly")
-	// ErrRequestTimeout: the request's work passed its deadline
-	// (api's requestDeadline) and was abandoned; what it wrote was
-	// committed whole or not at all, so a retry with the same
-	// Idempotency-Key is safe.
-	ErrRequestTimeout       = errors.New("request took too long; retry with the same Idempotency-Key")
-	ErrWithdrawalsSuspended = errors.New("withdrawals are suspended for this client")
-
-	// Resources.
-	ErrNotFound       = errors.New("not found")
-	ErrWalletNotFound = errors.New("wallet not found")
-	ErrClientNotFound = errors.New("client not found")
-
-	// Storage.
-	ErrConflict = errors.New("conflicting concurrent change; retry")
-
-	// Money. A posting that meets either is refused whole, never wrapped
-	// or applied in part.
-	ErrAmountOverflow = errors.New("amount overflow: the sum is beyond the range of stored amounts")
-	ErrBalanceLimit   = errors.New("wallet balance would pass its maximum of ±100000000000000 IDR")
+import (
+	"errors"
+	"fmt"
 )
 
-// Signature reuse: a signature is used once (docs/design.md, Signatures).
-var (
-	// ErrSignatureReused: the signature was accepted before for another
-	// method, path or Idempotency-Key.
-	ErrSignatureReused = errors.New("x-signature was already used; sign the request again")
-	// ErrReplayCheckUnavailable: the store that remembers used signatures
-	// could not answer, so a signed request that changes state is refused
-	// rather than risk running twice.
-	ErrReplayCheckUnavailable = errors.New("signature replay check unavailable; retry shortly")
+// Error codes: the kind of a domain error, which decides how it is
+// answered (package api maps each code to an HTTP status, once). A code
+// says what went wrong in the domain's terms, not in HTTP's.
+const (
+	// EINVALID: the request is malformed (a field missing or wrong).
+	EINVALID = "invalid"
+	// EUNAUTHORIZED: who is asking is not established (a key, a signature).
+	EUNAUTHORIZED = "unauthorized"
+	// EFORBIDDEN: who is asking may not do this.
+	EFORBIDDEN = "forbidden"
+	// ENOTFOUND: no such thing, or not the caller's.
+	ENOTFOUND = "not_found"
+	// ECONFLICT: the thing's state does not allow it now (cancelled,
+	// decided, another request with the same key in flight).
+	ECONFLICT = "conflict"
+	// EEXPIRED: it was possible, and no longer is (a lock that ran out).
+	EEXPIRED = "expired"
+	// EINSUFFICIENT: the wallet's available balance does not cover it.
+	EINSUFFICIENT = "insufficient_balance"
+	// EUNPROCESSABLE: well-formed, but a business rule refuses it.
+	EUNPROCESSABLE = "unprocessable"
+	// EUNAVAILABLE: something it depends on cannot answer now; a retry
+	// may succeed.
+	EUNAVAILABLE = "unavailable"
+	// EINTERNAL: a bug, or a failure the caller cannot act on. Its message
+	// is never shown: the caller gets InternalMessage, the log the detail.
+	// Every error that is not an *Error has this code.
+	EINTERNAL = "internal"
 )
 
-// HintedError is a domain error with a hint for a person: what exactly was
-// wrong, or how to fix it. The API answers Err's own message as "error"
-// (the spec's wording, which clients match on) and Hint apart, as "hint".
-// errors.Is and errors.As see Err through it.
-type HintedError struct {
-	Err  error
-	Hint string
+// InternalMessage is what a caller is told of an EINTERNAL error.
+const InternalMessage = "internal server error"
+
+// Error is a domain error: a code that decides how it is answered, the
+// message a client sees (the spec's words, which clients match on), and a
+// hint for a person (what exactly was wrong, how to fix it), answered
+// apart from the message. The sentinels below are *Error values compared
+// with errors.Is; errors wrapped with %w keep their code, and what a wrap
+// adds is for the log, never for the client.
+type Error struct {
+	Code    string
+	Message string
+	Hint    string
+	// err is the error a hint was attached to (WithHint): errors.Is and
+	// errors.As see it through the hint, and the log shows its text.
+	err error
 }
 
-// Error is Err's message with the hint in parentheses, for logs.
-func (e *HintedError) Error() string {
-	if e.Hint == "" {
-		return e.Err.Error()
+// Errorf returns an *Error with the given code and a message formatted
+// as fmt.Sprintf does.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Error is the message, or the text of the error a hint was attached to
+// (with its wraps), followed by the hint in parentheses: for logs.
+func (e *Error) Error() string {
+	msg := e.Message
+	if e.err != nil {
+		msg = e.err.Error()
 	}
-	return e.Err.Error() + " (" + e.Hint + ")"
+	if e.Hint != "" {
+		msg += " (" + e.Hint + ")"
+	}
+	return msg
 }
 
-func (e *HintedError) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error { return e.err }
 
-// WithHint attaches a hint for a person to err; "" attaches none.
+// ErrorCode returns the code of the outermost *Error in err's chain,
+// EINTERNAL when there is none, and "" for nil.
+func ErrorCode(err error) string {
+	if err == nil {
+		return ""
+	}
+	var e *Error
+	if errors.As(err, &e) && e.Code != "" {
+		return e.Code
+	}
+	return EINTERNAL
+}
+
+// ErrorMessage returns the message a client may see for err: the message
+// of the outermost *Error in its chain, never what a wrap added;
+// InternalMessage for an EINTERNAL error; "" for nil.
+func ErrorMessage(err error) string {
+	if err == nil {
+		return ""
+	}
+	var e *Error
+	if ErrorCode(err) == EINTERNAL || !errors.As(err, &e) {
+		return InternalMessage
+	}
+	return e.Message
+}
+
+// WithHint attaches a hint for a person to err; "" attaches none. The
+// result has err's code and message, and errors.Is and errors.As see err
+// through it; of two hints, the outer is the one answered.
 func WithHint(err error, hint string) error {
 	if err == nil || hint == "" {
 		return err
 	}
-	return &HintedError{Err: err, Hint: hint}
+	return &Error{Code: ErrorCode(err), Message: ErrorMessage(err), Hint: hint, err: err}
 }
 
-// HintOf returns the hint of the outermost HintedError in err's chain, or "".
+// HintOf returns the hint of the outermost *Error in err's chain, or "".
 func HintOf(err error) string {
-	var h *HintedError
-	if errors.As(err, &h) {
-		return h.Hint
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Hint
 	}
 	return ""
 }
 
-// ValidationError is a 400: the request is malformed. Its message names the
-// field and says what is wrong.
-type ValidationError struct{ Message string }
+// Invalid returns an EINVALID error: the request is malformed. msg names
+// the field and says what is wrong.
+func Invalid(msg string) error { return &Error{Code: EINVALID, Message: msg} }
 
-func (e *ValidationError) Error() string { return e.Message }
+// Refuse returns an EUNPROCESSABLE error: the request is well-formed but a
+// business rule refuses it (below the minimum, a transfer type the bank
+// does not take). msg says which rule.
+func Refuse(msg string) error { return &Error{Code: EUNPROCESSABLE, Message: msg} }
 
-// Invalid returns a ValidationError with the given message.
-func Invalid(msg string) error { return &ValidationError{Message: msg} }
+// Domain errors. They are declared once here, wrapped with %w where context
+// helps, and turned into an HTTP status only by their code, in package api.
+// The messages of the errors a client sees are the spec's exact wording.
+// Errors only the HTTP layer produces (a missing header, a body too large,
+// a rate limit) are package api's.
+var (
+	// Authentication and authorisation. The key's errors are found below
+	// the HTTP layer (the key's format, its lookup, the cache of callers).
+	ErrInvalidAPIKey        = Errorf(EUNAUTHORIZED, "invalid API key")
+	ErrLegacyAPIKey         = Errorf(EUNAUTHORIZED, "API key of the legacy generation: this service accepts only V3 keys")
+	ErrWrongEnvironmentKey  = Errorf(EUNAUTHORIZED, "API key belongs to another environment")
+	ErrWithdrawalsSuspended = Errorf(EFORBIDDEN, "withdrawals are suspended for this client")
 
-// IsValidation reports whether err is a ValidationError.
-func IsValidation(err error) bool {
-	var v *ValidationError
-	return errors.As(err, &v)
-}
+	// Resources.
+	ErrNotFound       = Errorf(ENOTFOUND, "not found")
+	ErrWalletNotFound = Errorf(ENOTFOUND, "wallet not found")
+	ErrClientNotFound = Errorf(ENOTFOUND, "client not found")
+
+	// Storage. Never a client's to act on.
+	ErrConflict = Errorf(EINTERNAL, "conflicting concurrent change; retry")
+
+	// Money. A posting that meets either is refused whole, never wrapped
+	// or applied in part.
+	ErrAmountOverflow = Errorf(EINTERNAL, "amount overflow: the sum is beyond the range of stored amounts")
+	ErrBalanceLimit   = Errorf(EINTERNAL, "wallet balance would pass its maximum of ±100000000000000 IDR")
+)
+
+// ErrSignatureReused: the signature was accepted before for another
+// method, path or Idempotency-Key; a signature is used once
+// (docs/design.md, Signatures). A create's own record finds it too, below
+// the HTTP layer.
+var ErrSignatureReused = Errorf(EUNAUTHORIZED, "x-signature was already used; sign the request again")
 
 // Disbursement errors. Their messages are the spec's words where it gives
-// them; api/errors.go maps each to its status.
+// them.
 var (
-	ErrDisbursementNotFound  = errors.New("disbursement not found")
-	ErrInsufficientBalance   = errors.New("Insufficient balance")
-	ErrVendorPayoutFailed    = errors.New("Vendor payout request failed")
-	ErrLockExpired           = errors.New("Withdrawal lock has expired")
-	ErrDisbursementCancelled = errors.New("disbursement was cancelled")
-	ErrIdempotencyInFlight   = errors.New("concurrent request with the same Idempotency-Key; retry")
-	ErrIdempotencyMismatch   = errors.New("Idempotency-Key was already used with different parameters")
-	ErrUnsupportedBank       = errors.New("bank_code is not supported by this wallet's vendor")
-	ErrAccountInactive       = errors.New("bank account is inactive")
-	ErrAccountNotResolved    = errors.New("bank account verification failed")
+	ErrDisbursementNotFound  = Errorf(ENOTFOUND, "disbursement not found")
+	ErrInsufficientBalance   = Errorf(EINSUFFICIENT, "Insufficient balance")
+	ErrVendorPayoutFailed    = Errorf(EUNAVAILABLE, "Vendor payout request failed")
+	ErrLockExpired           = Errorf(EEXPIRED, "Withdrawal lock has expired")
+	ErrDisbursementCancelled = Errorf(ECONFLICT, "disbursement was cancelled")
+	ErrIdempotencyInFlight   = Errorf(ECONFLICT, "concurrent request with the same Idempotency-Key; retry")
+	ErrIdempotencyMismatch   = Errorf(EUNPROCESSABLE, "Idempotency-Key was already used with different parameters")
+	// ErrUnsupportedBank: the bank code is not on the wallet's vendor's
+	// list. Vendors return it from an inquiry as well.
+	ErrUnsupportedBank = Errorf(EUNPROCESSABLE, "bank_code is not supported by this wallet's vendor")
+	// ErrAccountInactive: the account exists but cannot receive (a
+	// vendor's inquiry says so).
+	ErrAccountInactive = Errorf(EUNPROCESSABLE, "bank account is inactive")
+	// ErrAccountNotResolved: no such account, or the number is malformed
+	// (a vendor's inquiry says so).
+	ErrAccountNotResolved = Errorf(EUNPROCESSABLE, "bank account verification failed")
 	// ErrHolderNameRequired: the recipient's rail needs the holder's name,
 	// its inquiry did not return one and the request carried none.
-	ErrHolderNameRequired = errors.New("account_holder_name is required for this recipient")
-	ErrGatewayUnavailable = errors.New("payout gateway is temporarily unavailable; retry later")
+	ErrHolderNameRequired = Errorf(EUNPROCESSABLE, "account_holder_name is required for this recipient")
+	ErrGatewayUnavailable = Errorf(EUNAVAILABLE, "payout gateway is temporarily unavailable; retry later")
 
 	// ErrTransitionRefused: the lifecycle does not allow the move. A bug or
 	// an operator's mistake, never a client's.
-	ErrTransitionRefused = errors.New("disbursement status change refused")
+	ErrTransitionRefused = Errorf(EINTERNAL, "disbursement status change refused")
 	// ErrStaleStatus: the row was no longer in the expected status when the
 	// guarded update ran; someone else moved it first.
-	ErrStaleStatus = errors.New("disbursement status changed concurrently")
+	ErrStaleStatus = Errorf(EINTERNAL, "disbursement status changed concurrently")
 
-	// ErrLateResultNotFound: no late vendor result with that id (operators).
-	ErrLateResultNotFound = errors.New("late vendor result not found")
+	// ErrLateResultNotFound: no late vendor result with that id (operators,
+	// through the admin CLI; no HTTP route returns it).
+	ErrLateResultNotFound = Errorf(ENOTFOUND, "late vendor result not found")
 	// ErrLateResultResolved: the late vendor result was resolved already;
 	// its note is not overwritten.
-	ErrLateResultResolved = errors.New("late vendor result is already resolved")
+	ErrLateResultResolved = Errorf(ECONFLICT, "late vendor result is already resolved")
 )
-
-// RuleError is a 422: the request is well-formed but a business rule
-// refuses it (below the minimum, a transfer type the bank does not take).
-type RuleError struct{ Message string }
-
-func (e *RuleError) Error() string { return e.Message }
-
-// Refuse returns a RuleError with the given message.
-func Refuse(msg string) error { return &RuleError{Message: msg} }
 
 // Payment errors.
 var (
-	ErrPaymentNotFound = errors.New("payment not found")
-	ErrNoDefaultWallet = errors.New("no default wallet configured")
+	ErrPaymentNotFound = Errorf(ENOTFOUND, "payment not found")
+	ErrNoDefaultWallet = Errorf(EUNPROCESSABLE, "no default wallet configured")
 	// ErrPaymentNotPending: a simulated payment of a payment already decided.
-	ErrPaymentNotPending = errors.New("payment is no longer pending")
+	ErrPaymentNotPending = Errorf(ECONFLICT, "payment is no longer pending")
 	// ErrCheckoutToken: a staging simulation without the token of its
 	// payment that the checkout page carries.
-	ErrCheckoutToken = errors.New("missing or invalid checkout token; reload the checkout page")
+	ErrCheckoutToken = Errorf(EFORBIDDEN, "missing or invalid checkout token; reload the checkout page")
 	// ErrSettlementRefused: the settlement cannot be applied (the wallet
 	// would pass its maximum balance, a sum would overflow). It is recorded
 	// on the payment (settlement_error) for operators and not retried.
-	ErrSettlementRefused = errors.New("settlement refused")
+	ErrSettlementRefused = Errorf(EINTERNAL, "settlement refused")
 )

@@ -139,8 +139,8 @@ func overrides(c *models.Client) {
 // refusedBelowMinimum: err is the 422 for an amount below the minimum,
 // naming minimum (any minimum when minimum is "").
 func refusedBelowMinimum(err error, minimum string) bool {
-	var rule *models.RuleError
-	if !errors.As(err, &rule) || !strings.HasPrefix(rule.Message, belowMinimum) {
+	var rule *models.Error
+	if !errors.As(err, &rule) || rule.Code != models.EUNPROCESSABLE || !strings.HasPrefix(rule.Message, belowMinimum) {
 		return false
 	}
 	return minimum == "" || rule.Message == belowMinimum+minimum

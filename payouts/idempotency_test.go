@@ -361,7 +361,7 @@ func TestRefusedCreateDoesNotConsumeItsKey(t *testing.T) {
 		name   string
 		client *models.Client
 		params Params
-		want   error // a RuleError compares by message
+		want   error // a rule's refusal compares by message
 	}{
 		{"withdrawals suspended", &suspended, valid, models.ErrWithdrawalsSuspended},
 		{"insufficient balance", e.client, with(func(p *Params) { p.Amount = models.Rupiah(1_000_001) }), models.ErrInsufficientBalance},
@@ -400,13 +400,15 @@ func TestRefusedCreateDoesNotConsumeItsKey(t *testing.T) {
 	e.reconciled()
 }
 
-// sameError: errors.Is, or for a RuleError the same message.
+// sameError: errors.Is, or for a rule's refusal (models.Refuse, made
+// afresh each time) the same code and message.
 func sameError(err, want error) bool {
-	var got, wanted *models.RuleError
-	if errors.As(want, &wanted) {
-		return errors.As(err, &got) && got.Message == wanted.Message
+	if errors.Is(err, want) {
+		return true
 	}
-	return errors.Is(err, want)
+	var got, wanted *models.Error
+	return errors.As(want, &wanted) && wanted.Code == models.EUNPROCESSABLE &&
+		errors.As(err, &got) && got.Code == wanted.Code && got.Message == wanted.Message
 }
 
 // outcome describes what a create answered, for a failure message.

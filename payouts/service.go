@@ -201,7 +201,7 @@ type Quote struct {
 
 // Quote prices a payout and verifies its recipient with the vendor, with
 // no side effect. Errors: ErrWithdrawalsSuspended, ErrWalletNotFound,
-// ErrUnsupportedBank, a RuleError (transfer type, minimum),
+// ErrUnsupportedBank, an EUNPROCESSABLE refusal (transfer type, minimum),
 // ErrAccountInactive, ErrAccountNotResolved, ErrGatewayUnavailable,
 // ErrInsufficientBalance.
 func (s *Service) Quote(ctx context.Context, client *models.Client, p Params) (*Quote, error) {
@@ -294,19 +294,17 @@ func (s *Service) findBank(ctx context.Context, vendor vendors.Vendor, p Params)
 	return bank, nil
 }
 
-// inquiryError turns a vendor's inquiry error into the client's answer.
+// inquiryError is the client's answer to a vendor's inquiry error: what
+// it says about the account (models.ErrAccountInactive,
+// ErrAccountNotResolved, ErrUnsupportedBank) is answered as it is; any
+// other failure is the gateway being unavailable.
 func inquiryError(ctx context.Context, vendor string, err error) error {
-	switch {
-	case errors.Is(err, vendors.ErrAccountInactive):
-		return models.ErrAccountInactive
-	case errors.Is(err, vendors.ErrAccountNotResolved):
-		return models.ErrAccountNotResolved
-	case errors.Is(err, vendors.ErrUnsupportedBank):
-		return models.ErrUnsupportedBank
-	default:
-		logVendorFailure(ctx, "account inquiry failed", vendor, err)
-		return gatewayUnavailable(err)
+	if errors.Is(err, models.ErrAccountInactive) || errors.Is(err, models.ErrAccountNotResolved) ||
+		errors.Is(err, models.ErrUnsupportedBank) {
+		return err
 	}
+	logVendorFailure(ctx, "account inquiry failed", vendor, err)
+	return gatewayUnavailable(err)
 }
 
 // logVendorFailure logs a vendor call that failed at warn, or at info when

@@ -109,12 +109,14 @@ type PayoutResult struct {
 	FailureReason string
 }
 
-// Errors a vendor returns. Callers decide with errors.Is.
+// Errors a vendor returns. Callers decide with errors.Is. An inquiry's
+// answer about the account is the domain's own error, which the client is
+// told as it is: models.ErrAccountInactive (the account exists but cannot
+// receive), models.ErrAccountNotResolved (no such account, or the number is
+// malformed), models.ErrUnsupportedBank (the code is not on this vendor's
+// list). The errors below are the vendor's side of a call, which the
+// payout lifecycle decides on and never shows a client as they are.
 var (
-	// ErrAccountInactive: the account exists but cannot receive (422).
-	ErrAccountInactive = errors.New("bank account is inactive")
-	// ErrAccountNotResolved: no such account, or the number is malformed (422).
-	ErrAccountNotResolved = errors.New("bank account verification failed")
 	// ErrUnavailable: the vendor could not be reached or answered 5xx; the
 	// outcome of a submit is unknown and must be asked for, not retried blindly.
 	// (A call refused before it left, ErrNotSent, is also ErrUnavailable but
@@ -124,8 +126,6 @@ var (
 	ErrRejected = errors.New("vendor rejected the payout")
 	// ErrUnknownPayout: Status was asked for a reference the vendor never accepted.
 	ErrUnknownPayout = errors.New("vendor does not know this payout")
-	// ErrUnsupportedBank: the code is not on this vendor's list.
-	ErrUnsupportedBank = errors.New("bank code is not supported by this wallet's vendor")
 	// ErrNoHolderName: a payout without the recipient's name, which the
 	// rail requires; refused before any call (wrapped in ErrRejected).
 	ErrNoHolderName = errors.New("payout without the account holder's name")
@@ -138,8 +138,8 @@ type Vendor interface {
 	// Banks lists the banks and e-wallets this vendor pays out to.
 	Banks(ctx context.Context) ([]Bank, error)
 	// Inquire resolves an account's holder in real time. Returns
-	// ErrAccountInactive, ErrAccountNotResolved, ErrUnsupportedBank or
-	// ErrUnavailable.
+	// models.ErrAccountInactive, models.ErrAccountNotResolved,
+	// models.ErrUnsupportedBank or ErrUnavailable.
 	Inquire(ctx context.Context, req InquiryRequest) (Account, error)
 	// Submit asks for a payout. Returns ErrRejected (with the reason
 	// wrapped) when refused, ErrUnavailable when the outcome is unknown.
@@ -244,8 +244,9 @@ type receiver struct {
 func (r receiver) Notifies() bool { return r.notifies }
 
 // ErrInvalidCallback: a vendor callback whose signature is missing, wrong or
-// outside the 5-minute window; the receiver must not act on it.
-var ErrInvalidCallback = errors.New("vendor callback signature invalid")
+// outside the 5-minute window; the receiver must not act on it, and the
+// sender is told it was not authenticated.
+var ErrInvalidCallback = models.Errorf(models.EUNAUTHORIZED, "vendor callback signature invalid")
 
 // Registry finds vendors by name.
 type Registry map[string]Vendor

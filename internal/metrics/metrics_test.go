@@ -104,7 +104,7 @@ func TestVendorOutcome(t *testing.T) {
 	for err, want := range map[error]string{
 		nil: "ok",
 		fmt.Errorf("%w: closed", vendors.ErrRejected):        "rejected",
-		vendors.ErrAccountNotResolved:                        "rejected",
+		models.ErrAccountNotResolved:                         "rejected",
 		fmt.Errorf("%w: 503", vendors.ErrUnavailable):        "unavailable",
 		vendors.ErrUnknownPayout:                             "unknown_payout",
 		context.DeadlineExceeded:                             "error",

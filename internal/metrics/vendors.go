@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/vendors"
 	"github.com/payoutd/payoutd/vendors/breaker"
 )
@@ -131,8 +132,8 @@ func vendorOutcome(err error) string {
 		return "ok"
 	case errors.As(err, &refused):
 		return refused.Reason // breaker_open, concurrency_limit: never sent
-	case errors.Is(err, vendors.ErrRejected), errors.Is(err, vendors.ErrAccountNotResolved),
-		errors.Is(err, vendors.ErrAccountInactive), errors.Is(err, vendors.ErrUnsupportedBank):
+	case errors.Is(err, vendors.ErrRejected), errors.Is(err, models.ErrAccountNotResolved),
+		errors.Is(err, models.ErrAccountInactive), errors.Is(err, models.ErrUnsupportedBank):
 		return "rejected"
 	case errors.Is(err, vendors.ErrUnavailable):
 		return "unavailable"

@@ -363,10 +363,10 @@ func (r *runner) inquiry(ctx context.Context, s *Step) {
 	s.Data = map[string]any{"bank": bank, "account": mask(account), "account_from": source}
 	acc, err := r.vendor.Inquire(ctx, vendors.InquiryRequest{BankCode: bank, AccountNo: account, TransferType: models.BIFAST})
 	switch {
-	case errors.Is(err, vendors.ErrUnsupportedBank):
+	case errors.Is(err, models.ErrUnsupportedBank):
 		fail(s, fmt.Sprintf("%s is not on %s's bank list", bank, r.o.Vendor), "pick one of the codes the channels step lists (--bank)")
 		return
-	case errors.Is(err, vendors.ErrAccountNotResolved), errors.Is(err, vendors.ErrAccountInactive):
+	case errors.Is(err, models.ErrAccountNotResolved), errors.Is(err, models.ErrAccountInactive):
 		fix := "check --bank and --account"
 		if source != "--account" {
 			fix = "the provider's test mode should resolve its test account (" + source + "): check that " + r.rail.urlVar() + " is the provider's test environment, or give --bank and --account of one it resolves"

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/vendors"
 )
 
@@ -28,9 +29,9 @@ func TestClassify(t *testing.T) {
 	}{
 		{"answered", bg, nil, Success},
 		{"rejected payout", bg, fmt.Errorf("%w: limit", vendors.ErrRejected), Success},
-		{"unknown account", bg, vendors.ErrAccountNotResolved, Success},
-		{"inactive account", bg, vendors.ErrAccountInactive, Success},
-		{"unsupported bank", bg, vendors.ErrUnsupportedBank, Success},
+		{"unknown account", bg, models.ErrAccountNotResolved, Success},
+		{"inactive account", bg, models.ErrAccountInactive, Success},
+		{"unsupported bank", bg, models.ErrUnsupportedBank, Success},
 		{"unknown payout", bg, vendors.ErrUnknownPayout, Success},
 		{"a 4xx validation refusal", bg, errors.New("vendorsim simbank POST /payouts: HTTP 400 bad_request: amount"), Success},
 		{"an answer not understood", bg, fmt.Errorf("%w: vendor reported status %q", vendors.ErrUnavailable, "WEIRD"), Success},
@@ -123,7 +124,7 @@ func TestBreakerOpensOnFailuresOnlyAndProbesBack(t *testing.T) {
 			t.Fatalf("submit: %v, want the rejection", err)
 		}
 	}
-	f.set(vendors.ErrAccountNotResolved)
+	f.set(models.ErrAccountNotResolved)
 	for range 20 {
 		v.Inquire(ctx, vendors.InquiryRequest{})
 	}

@@ -155,17 +155,17 @@ func (v *Vendor) Banks(context.Context) ([]vendors.Bank, error) {
 func (v *Vendor) Inquire(_ context.Context, req vendors.InquiryRequest) (vendors.Account, error) {
 	bank, ok := vendors.FindBank(v.banks, req.BankCode)
 	if !ok {
-		return vendors.Account{}, vendors.ErrUnsupportedBank
+		return vendors.Account{}, models.ErrUnsupportedBank
 	}
 	account := strings.TrimSpace(req.AccountNo)
 	if !validAccount(bank, account) {
-		return vendors.Account{}, vendors.ErrAccountNotResolved
+		return vendors.Account{}, models.ErrAccountNotResolved
 	}
 	switch account {
 	case AccountInactive:
-		return vendors.Account{}, vendors.ErrAccountInactive
+		return vendors.Account{}, models.ErrAccountInactive
 	case AccountUnresolved:
-		return vendors.Account{}, vendors.ErrAccountNotResolved
+		return vendors.Account{}, models.ErrAccountNotResolved
 	case AccountInquiryDown:
 		return vendors.Account{}, vendors.ErrUnavailable
 	case AccountNameUnknown:

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/vendors"
 )
 
@@ -164,9 +165,9 @@ func codeError(kind error, c Code) error { return &CodeError{Kind: kind, Code: c
 func inquiryError(c Code) error {
 	switch c.Kind() {
 	case KindBadRequest, KindInvalidAccount:
-		return codeError(vendors.ErrAccountNotResolved, c)
+		return codeError(models.ErrAccountNotResolved, c)
 	case KindInactive, KindDormant, KindNotPermitted, KindNotAllowed, KindDoNotHonor:
-		return codeError(vendors.ErrAccountInactive, c)
+		return codeError(models.ErrAccountInactive, c)
 	case KindUnauthorized, KindTokenInvalid:
 		return fmt.Errorf("%w: %w", vendors.ErrUnavailable, codeError(ErrAuth, c))
 	}
@@ -180,9 +181,9 @@ func submitError(c Code) error {
 	case KindBadRequest, KindLimit, KindNotPermitted, KindExpired, KindNotAllowed, KindDoNotHonor:
 		return codeError(vendors.ErrRejected, c)
 	case KindInactive, KindDormant:
-		return fmt.Errorf("%w: %w", vendors.ErrRejected, codeError(vendors.ErrAccountInactive, c))
+		return fmt.Errorf("%w: %w", vendors.ErrRejected, codeError(models.ErrAccountInactive, c))
 	case KindInvalidAccount:
-		return fmt.Errorf("%w: %w", vendors.ErrRejected, codeError(vendors.ErrAccountNotResolved, c))
+		return fmt.Errorf("%w: %w", vendors.ErrRejected, codeError(models.ErrAccountNotResolved, c))
 	case KindInsufficientFunds:
 		return fmt.Errorf("%w: %w", vendors.ErrRejected, codeError(ErrSourceInsufficientFunds, c))
 	case KindUnauthorized, KindTokenInvalid:

@@ -170,7 +170,7 @@ func TestFixturesAgainstAdapter(t *testing.T) {
 				res, err = v.Status(ctx, str("originalPartnerReferenceNo"))
 			}
 			want := map[string]error{
-				"ErrAccountNotResolved": vendors.ErrAccountNotResolved, "ErrAccountInactive": vendors.ErrAccountInactive,
+				"ErrAccountNotResolved": models.ErrAccountNotResolved, "ErrAccountInactive": models.ErrAccountInactive,
 				"ErrRejected": vendors.ErrRejected, "ErrUnknownPayout": vendors.ErrUnknownPayout,
 			}
 			switch a := fx.Adapter; {

@@ -104,13 +104,13 @@ func TestInquire(t *testing.T) {
 	}{
 		{"bca", "1234567890", "SANDBOX 7890", nil},
 		{"BRI", " 9876543210 ", "SANDBOX 3210", nil},
-		{"bca", sandbox.AccountInactive, "", vendors.ErrAccountInactive},
-		{"bca", sandbox.AccountUnresolved, "", vendors.ErrAccountNotResolved},
+		{"bca", sandbox.AccountInactive, "", models.ErrAccountInactive},
+		{"bca", sandbox.AccountUnresolved, "", models.ErrAccountNotResolved},
 		{"bca", sandbox.AccountInquiryDown, "", vendors.ErrUnavailable},
-		{"bca", "12ab567890", "", vendors.ErrAccountNotResolved},
-		{"bca", "", "", vendors.ErrAccountNotResolved},
-		{"hsbc", "1234567890", "", vendors.ErrUnsupportedBank},
-		{"gopay", "081234567890", "", vendors.ErrUnsupportedBank},
+		{"bca", "12ab567890", "", models.ErrAccountNotResolved},
+		{"bca", "", "", models.ErrAccountNotResolved},
+		{"hsbc", "1234567890", "", models.ErrUnsupportedBank},
+		{"gopay", "081234567890", "", models.ErrUnsupportedBank},
 	}
 	for _, tt := range tests {
 		acc, err := e.v.Inquire(context.Background(), vendors.InquiryRequest{BankCode: tt.code, AccountNo: tt.account, TransferType: models.BIFAST})

@@ -145,11 +145,11 @@ func (v *Vendor) Banks(context.Context) ([]vendors.Bank, error) {
 func (v *Vendor) Inquire(ctx context.Context, req vendors.InquiryRequest) (vendors.Account, error) {
 	bank, ok := vendors.FindBank(v.banks, req.BankCode)
 	if !ok {
-		return vendors.Account{}, vendors.ErrUnsupportedBank
+		return vendors.Account{}, models.ErrUnsupportedBank
 	}
 	account := strings.TrimSpace(req.AccountNo)
 	if !validAccount(account) {
-		return vendors.Account{}, vendors.ErrAccountNotResolved
+		return vendors.Account{}, models.ErrAccountNotResolved
 	}
 	body := InquiryRequest{BeneficiaryBankCode: BICode(bank.Code), BeneficiaryAccountNo: account}
 	var resp InquiryResponse
@@ -191,14 +191,14 @@ func (v *Vendor) Submit(ctx context.Context, p vendors.Payout) (vendors.PayoutRe
 	}
 	account := strings.TrimSpace(p.AccountNo)
 	if !validAccount(account) {
-		return vendors.PayoutResult{}, fmt.Errorf("%w: %w", vendors.ErrRejected, vendors.ErrAccountNotResolved)
+		return vendors.PayoutResult{}, fmt.Errorf("%w: %w", vendors.ErrRejected, models.ErrAccountNotResolved)
 	}
 	holder := vendors.Account{HolderName: p.HolderName}
 	if holder.HolderName == "" {
 		var err error
 		holder, err = v.Inquire(ctx, vendors.InquiryRequest{BankCode: bank.Code, AccountNo: account, TransferType: p.TransferType})
 		switch {
-		case errors.Is(err, vendors.ErrAccountInactive), errors.Is(err, vendors.ErrAccountNotResolved):
+		case errors.Is(err, models.ErrAccountInactive), errors.Is(err, models.ErrAccountNotResolved):
 			return vendors.PayoutResult{}, fmt.Errorf("%w: %w", vendors.ErrRejected, err)
 		case err != nil:
 			return vendors.PayoutResult{}, err // unavailable: nothing was sent

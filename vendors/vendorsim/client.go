@@ -325,11 +325,11 @@ func (c *Client) do(ctx context.Context, method, path string, payload []byte, ou
 func (c *Client) mapError(method, path string, status int, eb errorBody) error {
 	switch eb.Code {
 	case CodeAccountInactive:
-		return vendors.ErrAccountInactive
+		return models.ErrAccountInactive
 	case CodeAccountNotResolved:
-		return vendors.ErrAccountNotResolved
+		return models.ErrAccountNotResolved
 	case CodeUnsupportedBank:
-		return vendors.ErrUnsupportedBank
+		return models.ErrUnsupportedBank
 	case CodeRejected:
 		if eb.Reason == "" {
 			return vendors.ErrRejected

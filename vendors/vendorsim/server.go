@@ -275,12 +275,12 @@ func (s *Server) writePayout(w http.ResponseWriter, r *http.Request, v *sandbox.
 // writeVendorError answers a vendor error with its status and code.
 func (s *Server) writeVendorError(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
-	case errors.Is(err, vendors.ErrAccountInactive):
-		writeError(w, http.StatusUnprocessableEntity, CodeAccountInactive, vendors.ErrAccountInactive.Error(), "")
-	case errors.Is(err, vendors.ErrAccountNotResolved):
-		writeError(w, http.StatusUnprocessableEntity, CodeAccountNotResolved, vendors.ErrAccountNotResolved.Error(), "")
-	case errors.Is(err, vendors.ErrUnsupportedBank):
-		writeError(w, http.StatusUnprocessableEntity, CodeUnsupportedBank, vendors.ErrUnsupportedBank.Error(), "")
+	case errors.Is(err, models.ErrAccountInactive):
+		writeError(w, http.StatusUnprocessableEntity, CodeAccountInactive, models.ErrAccountInactive.Error(), "")
+	case errors.Is(err, models.ErrAccountNotResolved):
+		writeError(w, http.StatusUnprocessableEntity, CodeAccountNotResolved, models.ErrAccountNotResolved.Error(), "")
+	case errors.Is(err, models.ErrUnsupportedBank):
+		writeError(w, http.StatusUnprocessableEntity, CodeUnsupportedBank, models.ErrUnsupportedBank.Error(), "")
 	case errors.Is(err, vendors.ErrRejected):
 		reason := strings.TrimPrefix(err.Error(), vendors.ErrRejected.Error()+": ")
 		writeError(w, http.StatusUnprocessableEntity, CodeRejected, err.Error(), reason)

@@ -28,9 +28,9 @@ package vendorsim
 
 // Error codes of the wire format.
 const (
-	CodeAccountInactive    = "account_inactive"     // 422, vendors.ErrAccountInactive
-	CodeAccountNotResolved = "account_not_resolved" // 422, vendors.ErrAccountNotResolved
-	CodeUnsupportedBank    = "unsupported_bank"     // 422, vendors.ErrUnsupportedBank
+	CodeAccountInactive    = "account_inactive"     // 422, models.ErrAccountInactive
+	CodeAccountNotResolved = "account_not_resolved" // 422, models.ErrAccountNotResolved
+	CodeUnsupportedBank    = "unsupported_bank"     // 422, models.ErrUnsupportedBank
 	CodeRejected           = "rejected"             // 422, vendors.ErrRejected
 	CodeUnknownPayout      = "unknown_payout"       // 404, vendors.ErrUnknownPayout
 	CodeAlreadyFinal       = "already_final"        // 409, sandbox.ErrAlreadyFinal

@@ -171,16 +171,16 @@ func testInquiry(t *testing.T, s Subject, _ *sandboxtest.Clock) {
 	if s.Inquiry == InquiryResolves && acct.HolderName == "" {
 		t.Error("the inquiry resolves holders but named none")
 	}
-	if _, err := inquire("nosuchbank", ordinaryAccount); !errors.Is(err, vendors.ErrUnsupportedBank) {
+	if _, err := inquire("nosuchbank", ordinaryAccount); !errors.Is(err, models.ErrUnsupportedBank) {
 		t.Errorf("inquiry at an unknown bank code: %v, want ErrUnsupportedBank", err)
 	}
 	if s.Inquiry != InquiryResolves {
 		return
 	}
-	if _, err := inquire(s.Bank, sandbox.AccountInactive); !errors.Is(err, vendors.ErrAccountInactive) {
+	if _, err := inquire(s.Bank, sandbox.AccountInactive); !errors.Is(err, models.ErrAccountInactive) {
 		t.Errorf("inquiry of %s: %v, want ErrAccountInactive", sandbox.AccountInactive, err)
 	}
-	if _, err := inquire(s.Bank, sandbox.AccountUnresolved); !errors.Is(err, vendors.ErrAccountNotResolved) {
+	if _, err := inquire(s.Bank, sandbox.AccountUnresolved); !errors.Is(err, models.ErrAccountNotResolved) {
 		t.Errorf("inquiry of %s: %v, want ErrAccountNotResolved", sandbox.AccountUnresolved, err)
 	}
 }

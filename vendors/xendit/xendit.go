@@ -289,16 +289,16 @@ func (v *Vendor) Inquire(ctx context.Context, req vendors.InquiryRequest) (vendo
 	}
 	bank, ok := vendors.FindBank(banks, req.BankCode)
 	if !ok {
-		return vendors.Account{}, vendors.ErrUnsupportedBank
+		return vendors.Account{}, models.ErrUnsupportedBank
 	}
 	if !ValidAccountNumber(bank.EWallet, strings.TrimSpace(req.AccountNo)) {
-		return vendors.Account{}, vendors.ErrAccountNotResolved
+		return vendors.Account{}, models.ErrAccountNotResolved
 	}
 	if v.inquirer == nil {
 		return vendors.Account{}, nil
 	}
 	acc, err := v.inquirer.Inquire(ctx, req)
-	if errors.Is(err, vendors.ErrUnsupportedBank) {
+	if errors.Is(err, models.ErrUnsupportedBank) {
 		// Xendit pays it; the inquiry bank does not reach it.
 		return vendors.Account{}, nil
 	}
@@ -338,7 +338,7 @@ func (v *Vendor) payoutRequest(p vendors.Payout) (createPayoutRequest, error) {
 	}
 	ch, ok := ChannelCode(p.BankCode)
 	if !ok {
-		return createPayoutRequest{}, fmt.Errorf("%w: %w: %q", vendors.ErrRejected, vendors.ErrUnsupportedBank, p.BankCode)
+		return createPayoutRequest{}, fmt.Errorf("%w: %w: %q", vendors.ErrRejected, models.ErrUnsupportedBank, p.BankCode)
 	}
 	b, _ := BankCode(ch)
 	ewallet := slices.ContainsFunc(vendors.Directory(), func(d vendors.Bank) bool { return d.Code == b && d.EWallet })

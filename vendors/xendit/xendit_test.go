@@ -232,7 +232,7 @@ func TestSubmitRejections(t *testing.T) {
 		code   string
 		called bool
 	}{
-		{"unknown bank", payout("r1", "hsbc", "1234567890", models.Rupiah(97_500)), vendors.ErrUnsupportedBank, "", false},
+		{"unknown bank", payout("r1", "hsbc", "1234567890", models.Rupiah(97_500)), models.ErrUnsupportedBank, "", false},
 		{"fraction of a rupiah", payout("r2", "bca", "1234567890", models.Rupiah(97_500)+1), xendit.ErrFractionalAmount, "", false},
 		{"half a rupiah", payout("r3", "bca", "1234567890", models.Rupiah(1)/2), xendit.ErrFractionalAmount, "", false},
 		{"zero", payout("r4", "bca", "1234567890", 0), nil, "", false},
@@ -554,13 +554,13 @@ func TestInquireIsLocal(t *testing.T) {
 		{"BCA", " 1234567890 ", nil},
 		{"bca", sandbox.AccountInactive, nil},
 		{"dana", "081234567890", nil},
-		{"hsbc", "1234567890", vendors.ErrUnsupportedBank},
-		{"", "1234567890", vendors.ErrUnsupportedBank},
-		{"bca", "12345abcde", vendors.ErrAccountNotResolved},
-		{"bca", "", vendors.ErrAccountNotResolved},
-		{"bca", "1234", vendors.ErrAccountNotResolved},
-		{"dana", "6281234567890", vendors.ErrAccountNotResolved},
-		{"dana", "081234567", vendors.ErrAccountNotResolved},
+		{"hsbc", "1234567890", models.ErrUnsupportedBank},
+		{"", "1234567890", models.ErrUnsupportedBank},
+		{"bca", "12345abcde", models.ErrAccountNotResolved},
+		{"bca", "", models.ErrAccountNotResolved},
+		{"bca", "1234", models.ErrAccountNotResolved},
+		{"dana", "6281234567890", models.ErrAccountNotResolved},
+		{"dana", "081234567", models.ErrAccountNotResolved},
 	}
 	for _, tt := range tests {
 		acc, err := e.v.Inquire(context.Background(), vendors.InquiryRequest{BankCode: tt.code, AccountNo: tt.account, TransferType: models.BIFAST})
@@ -592,10 +592,10 @@ func TestInquireAsksTheInquiryBank(t *testing.T) {
 		want          error
 	}{
 		{"bca", "1234567890", "SANDBOX 7890", nil},
-		{"bca", sandbox.AccountInactive, "", vendors.ErrAccountInactive},
+		{"bca", sandbox.AccountInactive, "", models.ErrAccountInactive},
 		{"bca", sandbox.AccountInquiryDown, "", vendors.ErrUnavailable},
 		{"dana", "081234567890", "", nil},
-		{"bca", "12345abcde", "", vendors.ErrAccountNotResolved},
+		{"bca", "12345abcde", "", models.ErrAccountNotResolved},
 	}
 	for _, tt := range tests {
 		acc, err := v.Inquire(context.Background(), vendors.InquiryRequest{BankCode: tt.code, AccountNo: tt.account, TransferType: models.BIFAST})
