@@ -99,7 +99,7 @@ func (h *harness) build() {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	po, pa := app.NewServices(app.Parts{Config: cfg, DB: h.db, Vendors: vendorRegistry, Acquirer: acquirer, Now: h.now})
+	po, _, pa := app.NewServices(app.Parts{Config: cfg, DB: h.db, Vendors: vendorRegistry, Acquirer: acquirer, Now: h.now})
 	h.deps = admin.Deps{DB: h.db, Sealer: sealer, Env: cfg.Env, Vendors: vendorRegistry, Payouts: po, Payments: pa,
 		Webhooks: app.WebhookDeliverer(cfg, h.db, sealer, nil, nil), Now: h.now,
 		ClientChanged: func(_ context.Context, id uuid.UUID) {

@@ -123,7 +123,7 @@ func (s *Server) handleDisbursementCreate(c *gin.Context) {
 		answerCreation(c, result.Disbursement, http.StatusOK)
 		return
 	}
-	d, err := s.payouts.SubmitAndWait(ctx, result, s.cfg.DisbursementSubmitWait)
+	d, err := s.dispatch.SubmitAndWait(ctx, result, s.cfg.DisbursementSubmitWait)
 	if err != nil {
 		fail(c, err)
 		return

@@ -162,7 +162,7 @@ func (e *payoutEnv) sweepIfSubmitOutlastedItsLease(id string) {
 		return
 	}
 	e.clock.Advance(time.Minute)
-	if _, err := e.svc.Sweep(context.Background()); err != nil {
+	if _, err := e.dispatch.Sweep(context.Background()); err != nil {
 		e.t.Fatalf("sweep: %v", err)
 	}
 	e.drain()

@@ -216,7 +216,7 @@ func TestDisbursementReviewThreshold(t *testing.T) {
 		t.Fatalf("record %+v", rec)
 	}
 	e.clock.Advance(20 * time.Second)
-	if report, err := e.svc.Sweep(ctx); err != nil || report.Submits != 0 {
+	if report, err := e.dispatch.Sweep(ctx); err != nil || report.Submits != 0 {
 		t.Fatalf("sweep %+v %v", report, err)
 	}
 	e.wantStatus(at.ID, models.StatusPendingVerification)
@@ -348,7 +348,7 @@ func TestDisbursementSweepCarriesWhatTheQueueLost(t *testing.T) {
 
 	sweep := func() (submits, polls int) {
 		t.Helper()
-		report, err := e.svc.Sweep(ctx)
+		report, err := e.dispatch.Sweep(ctx)
 		if err != nil || report.Unhandled != 0 {
 			t.Fatalf("sweep %+v %v", report, err)
 		}

@@ -41,7 +41,7 @@ func TestCreateSubmitsInlineWhileTheMerchantWaits(t *testing.T) {
 			t.Fatalf("%s asked of the vendor %d times, want once", id, n)
 		}
 	}
-	if n := e.server.payouts.WaitRechecks(); n != 0 {
+	if n := e.server.dispatch.WaitRechecks(); n != 0 {
 		t.Fatalf("%d re-reads while waiting; the inline submit should have answered", n)
 	}
 	e.wantWallet(e.wallet, 1_000_000-100_000, 100_000)

@@ -18,6 +18,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/payoutd/payoutd/admin"
+	"github.com/payoutd/payoutd/dispatch"
 	"github.com/payoutd/payoutd/internal/config"
 	"github.com/payoutd/payoutd/internal/database"
 	"github.com/payoutd/payoutd/internal/testenv"
@@ -44,10 +45,12 @@ type payoutEnv struct {
 	wallet  uuid.UUID // simbank, the default
 	ewallet uuid.UUID // simwallet
 	svc     *payouts.Service
-	store   *sandbox.MemoryStore
-	vendor  *countingStore // counts every payout the sandbox vendors accepted
-	inline  *inlineQueue   // nil with a real worker
-	clock   *testClock
+	// dispatch is svc's dispatcher: the sweep, the approvals' submits.
+	dispatch *dispatch.Dispatcher
+	store    *sandbox.MemoryStore
+	vendor   *countingStore // counts every payout the sandbox vendors accepted
+	inline   *inlineQueue   // nil with a real worker
+	clock    *testClock
 	// inquiryGate holds an armed account inquiry (a slow vendor); statusDown
 	// makes every vendor status check fail as unreachable (polls learn
 	// nothing, callbacks still arrive).
@@ -256,7 +259,7 @@ func setupPayouts(t *testing.T, o payoutSetup) *payoutEnv {
 	}
 	var queue Queue
 	var inline *inlineQueue
-	var svcQueue payouts.Queue
+	var svcQueue Queue
 	var queueOpt asynq.RedisConnOpt
 	var queuePrefix string
 	if o.worker {
@@ -271,8 +274,8 @@ func setupPayouts(t *testing.T, o payoutSetup) *payoutEnv {
 		}
 		// The worker tells the API's waiting creates of its commits, as
 		// app.RedisWakes does between processes.
-		svc := payouts.New(payouts.Options{DB: db, Vendors: registry, Queue: svcQueue, LockTTL: o.lockTTL, SubmitLease: time.Second, Now: clock.Now,
-			Notifier: apiWakes})
+		_, workerDispatch := dispatch.New(payouts.Options{DB: db, Vendors: registry, Queue: svcQueue, LockTTL: o.lockTTL, SubmitLease: time.Second, Now: clock.Now},
+			dispatch.Options{Queue: svcQueue, Notifier: apiWakes})
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		// Payments and webhooks have nothing to do here, but their periodic
@@ -280,7 +283,7 @@ func setupPayouts(t *testing.T, o payoutSetup) *payoutEnv {
 		pay := payments.New(payments.Options{DB: db, Now: clock.Now})
 		hooks := webhooks.New(webhooks.Options{DB: db, Now: clock.Now})
 		go func() {
-			done <- worker.Run(ctx, worker.Deps{DB: db, Redis: opt, Payouts: svc, Payments: pay, Webhooks: hooks,
+			done <- worker.Run(ctx, worker.Deps{DB: db, Redis: opt, Dispatch: workerDispatch, Payments: pay, Webhooks: hooks,
 				QueuePrefix: prefix, Concurrency: 8})
 		}()
 		t.Cleanup(func() {
@@ -293,8 +296,8 @@ func setupPayouts(t *testing.T, o payoutSetup) *payoutEnv {
 		inline = &inlineQueue{hold: o.noSubmit}
 		queue, svcQueue = inline, inline
 	}
-	svc := payouts.New(payouts.Options{DB: db, Vendors: registry, Queue: svcQueue, LockTTL: o.lockTTL, SubmitLease: time.Second, Now: clock.Now,
-		Notifier: apiWakes})
+	svc, svcDispatch := dispatch.New(payouts.Options{DB: db, Vendors: registry, Queue: svcQueue, LockTTL: o.lockTTL, SubmitLease: time.Second, Now: clock.Now},
+		dispatch.Options{Queue: svcQueue, Notifier: apiWakes})
 	if inline != nil {
 		inline.svc = svc
 	}
@@ -306,11 +309,11 @@ func setupPayouts(t *testing.T, o payoutSetup) *payoutEnv {
 				o.configure(c)
 			}
 		}})
-	e := &payoutEnv{bundle: b, svc: svc, store: store, vendor: counting, inline: inline, clock: clock,
+	e := &payoutEnv{bundle: b, svc: svc, dispatch: svcDispatch, store: store, vendor: counting, inline: inline, clock: clock,
 		inquiryGate: inquiryGate, statusDown: statusDown, inquiries: inquiries, statusChecks: statusChecks, walletReads: walletReads, sim: sim, xsim: xsim,
 		queueOpt: queueOpt, queuePrefix: queuePrefix, snap: snapBank}
 	apiHandler.Store(b.server.Handler())
-	apiWakes.svc.Store(b.server.payouts)
+	apiWakes.dispatch.Store(b.server.dispatch)
 	e.m = b.newMerchant()
 	e.wallet = b.newWallet(e.m.id, "Main", sandbox.SimBank, false)
 	e.ewallet = b.newWallet(e.m.id, "E-wallets", sandbox.SimWallet, false)
@@ -336,15 +339,15 @@ func setupPayouts(t *testing.T, o payoutSetup) *payoutEnv {
 	return e
 }
 
-// lateWakes wakes the waiting creates of a payout service set once built:
-// a payouts.Notifier between the worker's service and the API's.
+// lateWakes wakes the waiting creates of a dispatcher set once built: a
+// dispatch.Notifier between the worker's dispatcher and the API's.
 type lateWakes struct {
-	svc atomic.Pointer[payouts.Service]
+	dispatch atomic.Pointer[dispatch.Dispatcher]
 }
 
 func (w *lateWakes) Notify(_ context.Context, ids []uuid.UUID) {
-	if svc := w.svc.Load(); svc != nil {
-		svc.Wake(ids...)
+	if x := w.dispatch.Load(); x != nil {
+		x.Wake(ids...)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
+	"github.com/payoutd/payoutd/dispatch"
 	"github.com/payoutd/payoutd/internal/authcache"
 	"github.com/payoutd/payoutd/internal/config"
 	"github.com/payoutd/payoutd/internal/credentials"
@@ -50,8 +51,11 @@ type Deps struct {
 	// /metrics to operators; nil disables both.
 	Metrics *metrics.Metrics
 	// Payouts and Payments are the services, built by the composition
-	// root (internal/app) with the same Queue, Now and Metrics; required.
+	// root (internal/app) with the same Queue, Now and Metrics, and
+	// Dispatch the payout service's dispatcher (a create waits for its
+	// submit through it); required.
 	Payouts  *payouts.Service
+	Dispatch *dispatch.Dispatcher
 	Payments *payments.Service
 }
 
@@ -70,6 +74,7 @@ type Server struct {
 	vendors  vendors.Registry
 	breakers *breaker.Set
 	payouts  *payouts.Service
+	dispatch *dispatch.Dispatcher
 	payments *payments.Service
 	acquirer vendors.Acquirer
 	now      func() time.Time
@@ -133,10 +138,13 @@ func New(d Deps) (*Server, error) {
 		s.now = time.Now
 	}
 	s.listenForClientChanges(d)
-	if d.Payouts == nil || d.Payments == nil {
-		return nil, errors.New("api: Deps.Payouts and Deps.Payments are required")
+	if d.Payouts == nil || d.Dispatch == nil || d.Payments == nil {
+		return nil, errors.New("api: Deps.Payouts, Deps.Dispatch and Deps.Payments are required")
 	}
-	s.payouts, s.payments = d.Payouts, d.Payments
+	if d.Dispatch.Payouts() != d.Payouts {
+		return nil, errors.New("api: Deps.Dispatch is not Deps.Payouts' dispatcher")
+	}
+	s.payouts, s.dispatch, s.payments = d.Payouts, d.Dispatch, d.Payments
 	s.acquirer = d.Acquirer
 	gin.SetMode(gin.ReleaseMode)
 	e := gin.New()
@@ -167,6 +175,7 @@ func New(d Deps) (*Server, error) {
 // Queue is what the API enqueues: payouts' and payments' work.
 type Queue interface {
 	payouts.Queue
+	dispatch.Queue
 	payments.Queue
 }
 

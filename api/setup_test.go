@@ -17,6 +17,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/payoutd/payoutd/admin"
+	"github.com/payoutd/payoutd/dispatch"
 	"github.com/payoutd/payoutd/internal/config"
 	"github.com/payoutd/payoutd/internal/conformance"
 	"github.com/payoutd/payoutd/internal/credentials"
@@ -170,7 +171,11 @@ func withServices(d Deps, adjust ...func(*payouts.Options)) Deps {
 	for _, f := range adjust {
 		f(&po)
 	}
-	d.Payouts = payouts.New(po)
+	var submitQueue dispatch.Queue
+	if d.Queue != nil {
+		submitQueue = d.Queue
+	}
+	d.Payouts, d.Dispatch = dispatch.New(po, dispatch.Options{Queue: submitQueue})
 	d.Payments = payments.New(payments.Options{DB: d.DB, Acquirer: d.Acquirer, Queue: paymentQueue,
 		Calendar: payments.Calendar{Holidays: d.Config.SettlementHolidays, Delay: d.Config.SettlementDelay}, Now: d.Now, Metrics: d.Metrics})
 	return d

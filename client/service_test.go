@@ -26,6 +26,7 @@ import (
 	"github.com/payoutd/payoutd/admin"
 	"github.com/payoutd/payoutd/api"
 	"github.com/payoutd/payoutd/client"
+	"github.com/payoutd/payoutd/dispatch"
 	"github.com/payoutd/payoutd/internal/app"
 	"github.com/payoutd/payoutd/internal/config"
 	"github.com/payoutd/payoutd/internal/conformance"
@@ -107,12 +108,12 @@ func startService(t *testing.T) *liveService {
 	opt, prefix := testenv.Queue(t, rdb)
 	queue := tasks.NewPrefixedClient(opt, prefix)
 	t.Cleanup(func() { queue.Close() })
-	svc := payouts.New(payouts.Options{DB: db, Vendors: registry, Queue: queue, SubmitLease: time.Second})
+	_, dispatcher := dispatch.New(payouts.Options{DB: db, Vendors: registry, Queue: queue, SubmitLease: time.Second}, dispatch.Options{Queue: queue})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	deliverer := webhooks.New(webhooks.Options{DB: db, Sealer: sealer, Queue: queue})
 	go func() {
-		done <- worker.Run(ctx, worker.Deps{DB: db, Redis: opt, Payouts: svc, Webhooks: deliverer, QueuePrefix: prefix, Concurrency: 4})
+		done <- worker.Run(ctx, worker.Deps{DB: db, Redis: opt, Dispatch: dispatcher, Webhooks: deliverer, QueuePrefix: prefix, Concurrency: 4})
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -125,9 +126,9 @@ func startService(t *testing.T) *liveService {
 	if err != nil {
 		t.Fatal(err)
 	}
-	payoutSvc, paymentSvc := app.NewServices(app.Parts{Config: cfg, DB: db, Redis: rdb, Vendors: registry, Queue: queue, Acquirer: acq})
+	payoutSvc, apiDispatch, paymentSvc := app.NewServices(app.Parts{Config: cfg, DB: db, Redis: rdb, Vendors: registry, Queue: queue, Acquirer: acq})
 	srv, err := api.New(api.Deps{Config: cfg, DB: db, Redis: rdb, Sealer: sealer, Vendors: registry, Queue: queue,
-		Payouts: payoutSvc, Payments: paymentSvc})
+		Payouts: payoutSvc, Dispatch: apiDispatch, Payments: paymentSvc})
 	if err != nil {
 		t.Fatal(err)
 	}

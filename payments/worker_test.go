@@ -16,6 +16,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/payoutd/payoutd/admin"
+	"github.com/payoutd/payoutd/dispatch"
 	"github.com/payoutd/payoutd/internal/credentials"
 	"github.com/payoutd/payoutd/internal/testenv"
 	"github.com/payoutd/payoutd/models"
@@ -148,8 +149,9 @@ func newWorkerEnv(t *testing.T) *workerEnv {
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	e.started = time.Now()
+	_, payoutDispatch := dispatch.New(payouts.Options{DB: db, Vendors: registry}, dispatch.Options{})
 	go func() {
-		done <- worker.Run(runCtx, worker.Deps{DB: db, Redis: opt, Payouts: payouts.New(payouts.Options{DB: db, Vendors: registry}),
+		done <- worker.Run(runCtx, worker.Deps{DB: db, Redis: opt, Dispatch: payoutDispatch,
 			Webhooks: deliverer, Payments: e.svc, QueuePrefix: prefix, Concurrency: 4})
 	}()
 	t.Cleanup(func() {

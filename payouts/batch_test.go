@@ -3,7 +3,6 @@ package payouts
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -56,12 +55,8 @@ func TestSubmitBatchAnswersEachAsSubmitWould(t *testing.T) {
 	missing := models.NewID()
 
 	ids := []uuid.UUID{paid.ID, rejected.ID, failsLater.ID, staysRequested.ID, lost.ID, done.ID, missing, expired.ID, paid.ID, paid2.ID}
-	batch := make([]submitRequest, len(ids))
-	for i, id := range ids {
-		batch[i] = submitRequest{id: id, done: make(chan error, 1)}
-	}
-	svc.submitBatch(ctx, batch)
-	answer := func(i int) error { return <-batch[i].done }
+	answers := svc.SubmitFresh(ctx, ids)
+	answer := func(i int) error { return answers[i] }
 
 	want := []struct {
 		name   string
@@ -75,8 +70,8 @@ func TestSubmitBatchAnswersEachAsSubmitWould(t *testing.T) {
 		{"answer lost", func(err error) bool { return errors.Is(err, ErrOutcomeUnknown) }, models.StatusVerified},
 		{"already final", func(err error) bool { return err == nil }, models.StatusFailed},
 		{"missing", func(err error) bool { return errors.Is(err, models.ErrDisbursementNotFound) }, ""},
-		{"expired lock", func(err error) bool { return errors.Is(err, errNotBatchable) }, models.StatusVerified},
-		{"duplicate", func(err error) bool { return errors.Is(err, errNotBatchable) }, models.StatusSuccess},
+		{"expired lock", func(err error) bool { return errors.Is(err, ErrNotBatchable) }, models.StatusVerified},
+		{"duplicate", func(err error) bool { return errors.Is(err, ErrNotBatchable) }, models.StatusSuccess},
 		{"paid too", func(err error) bool { return err == nil }, models.StatusSuccess},
 	}
 	for i, w := range want {
@@ -146,59 +141,14 @@ func TestMoveManyFallsBackPastAStaleRow(t *testing.T) {
 	f.reconciled()
 }
 
-// Submits made at once while the batch loops run are answered and paid
-// once each; once the loops stop, Submit still works on its own.
-func TestConcurrentSubmitsThroughBatchLoops(t *testing.T) {
-	f, svc, simbank := batchFixture(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		svc.RunSubmitBatches(ctx, 2, 8)
-	}()
-	var ds []*models.Disbursement
-	for range 24 {
-		ds = append(ds, f.withAccount("1234567890"))
-	}
-	waitForBatches(t, svc)
-	var wg sync.WaitGroup
-	for _, d := range ds {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := svc.Submit(context.Background(), d.ID); err != nil {
-				t.Errorf("submit %s: %v", d.ID, err)
-			}
-		}()
-	}
-	wg.Wait()
-	for _, d := range ds {
-		if got := f.statusOf(d.ID); got != models.StatusSuccess {
-			t.Errorf("%s is %s, want SUCCESS", d.ID, got)
-		}
-		if n, _ := simbank.SubmitCalls(context.Background(), d.VendorReference); n != 1 {
-			t.Errorf("%s submitted %d times", d.ID, n)
+// submitAs submits id as the worker would: batched, through SubmitFresh
+// (as a batch of one, what dispatch's batch loops run), and through Submit
+// when the batch sends it back; otherwise through Submit alone.
+func submitAs(ctx context.Context, svc *Service, batched bool, id uuid.UUID) error {
+	if batched {
+		if err := svc.SubmitFresh(ctx, []uuid.UUID{id})[0]; !errors.Is(err, ErrNotBatchable) {
+			return err
 		}
 	}
-	cancel()
-	<-stopped
-	last := f.withAccount("1234567890")
-	if err := svc.Submit(context.Background(), last.ID); err != nil || f.statusOf(last.ID) != models.StatusSuccess {
-		t.Errorf("submit after the loops stopped: %v, %s", err, f.statusOf(last.ID))
-	}
-	f.reconciled()
-}
-
-func waitForBatches(t *testing.T, svc *Service) {
-	t.Helper()
-	for range 200 {
-		svc.mu.Lock()
-		running := svc.batches != nil
-		svc.mu.Unlock()
-		if running {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatal("batch loops did not start")
+	return svc.Submit(ctx, id)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"log/slog"
 	"time"
 
 	"gorm.io/gorm"
@@ -24,8 +23,9 @@ type CreateRequest struct {
 	// signature creates at most one disbursement whatever Redis remembers.
 	Signature string
 	// WaitsForSubmit says the caller waits for the submit's first answer
-	// (SubmitAndWait, the API with DISBURSEMENT_SUBMIT_WAIT): with
-	// Options.SubmitInline this process then submits the payout itself.
+	// (dispatch's SubmitAndWait, the API with DISBURSEMENT_SUBMIT_WAIT):
+	// with Options.SubmitInline this process then submits the payout
+	// itself.
 	WaitsForSubmit bool
 }
 
@@ -34,9 +34,10 @@ type CreateRequest struct {
 type Created struct {
 	Disbursement *models.Disbursement
 	Replayed     bool
-	// submitting is the inline submit Create started (WaitsForSubmit with
-	// Options.SubmitInline); SubmitAndWait waits for it.
-	submitting *inlineSubmit
+	// Inline is what Handoff.Claimed returned for the submit it started
+	// for this create (WaitsForSubmit with Options.SubmitInline), nil
+	// otherwise: the create's waiter (dispatch) waits for it.
+	Inline any
 }
 
 // errKeyVanished would be a disbursement that lookup saw and replay did not
@@ -137,11 +138,11 @@ func (s *Service) create(ctx context.Context, client *models.Client, req CreateR
 	s.metrics.DisbursementTransition("", string(d.Status))
 	created := &Created{Disbursement: d}
 	switch {
-	case d.Status != models.StatusVerified:
+	case d.Status != models.StatusVerified || s.handoff == nil:
 	case d.SubmitAttempts > 0: // claimed with the row: submitInline
-		created.submitting = s.startInlineSubmit(d)
+		created.Inline = s.handoff.Claimed(d)
 	default:
-		s.enqueueSubmit(ctx, d)
+		s.handoff.Due(ctx, d)
 	}
 	return created, nil
 }
@@ -286,27 +287,4 @@ func (s *Service) insert(d *models.Disbursement) error {
 		return errors.New("a disbursement cannot be created as " + string(d.Status))
 	}
 	return s.insertGrouped(d)
-}
-
-// enqueueSubmit hands a VERIFIED disbursement to the worker: a payout due
-// for its first submit by the due signal to the worker's pumps when there
-// is one, any other by a submit task. A failure is only logged: the row is
-// committed, and a pump's recheck or the sweep finds it later.
-func (s *Service) enqueueSubmit(ctx context.Context, d *models.Disbursement) {
-	if s.dueSignal != nil && d.SubmitAttempts == 0 {
-		s.dueSignal.SubmitsDue(ctx)
-		return
-	}
-	s.queueSubmitTask(ctx, d)
-}
-
-// queueSubmitTask queues a payout:submit task for d.
-func (s *Service) queueSubmitTask(ctx context.Context, d *models.Disbursement) {
-	if s.queue == nil {
-		return
-	}
-	if err := s.queue.EnqueueSubmit(ctx, d.ID, ""); err != nil {
-		slog.WarnContext(ctx, "enqueue payout:submit failed; the sweep will retry",
-			slog.String("disbursement_id", d.ID.String()), slog.Any("error", err))
-	}
 }

@@ -48,7 +48,7 @@ type insertRequest = groupcommit.Request[*models.Disbursement]
 // newCreateGrouper returns the group commit of the Service's creates.
 func (s *Service) newCreateGrouper() *groupcommit.Group[*models.Disbursement] {
 	return &groupcommit.Group[*models.Disbursement]{MaxLeaders: maxCreateLeaders, Next: nextCreateGroup, Run: s.writeCreateGroup,
-		Observe: s.observeGroup("create")}
+		Observe: s.ObserveGroup("create")}
 }
 
 // insertGrouped writes d, its lock and its audit line as part of a group,

@@ -1,7 +1,10 @@
 // Package payouts is the disbursement lifecycle: quote, create (with its
 // idempotency key and balance lock), submission to the vendor, status
 // checks, lock expiry, operator approval and cancellation, and the vendor's
-// callbacks. The API and the worker call it; it owns its transactions.
+// callbacks: what each step does. When submits and status checks run is
+// package dispatch's, which this package tells of what its commits made due
+// (Handoff). The API, dispatch and the worker call it; it owns its
+// transactions.
 //
 // # Lifecycle (docs/design.md, Disbursement lifecycle)
 //
@@ -41,18 +44,20 @@
 // never simply expires: its fate is the vendor's answer.
 //
 // The disbursement row is its own outbox: a VERIFIED or REQUESTED row
-// carries next_check_at, and the worker's sweep enqueues the submit or the
-// status check of every row that is due, so a disbursement committed while
-// Redis was unreachable, or whose task was lost with a killed worker, is
-// still carried through.
+// carries next_check_at, and the sweep (dispatch, through DueRows and
+// ClaimDueRow) enqueues the submit or the status check of every row that
+// is due, so a disbursement committed while Redis was unreachable, or
+// whose task was lost with a killed worker, is still carried through.
 //
 // # Batches
 //
-// A submit is submitAll (submit.go) whether it comes alone or in a batch:
-// claim the attempt (a guarded update), one vendor call per vendor, one
-// transaction of moves. While the worker runs RunSubmitBatches, first
-// submits that arrive at the same moment go through it together
-// (batch.go); every task still gets its own answer.
+// A submit is submitAll (submit.go) whether it comes alone (Submit) or in
+// a batch: claim the attempt (a guarded update), one vendor call per
+// vendor, one transaction of moves. The batches are SubmitFresh (first
+// submits read together, submitbatch.go), SubmitDue (due payouts claimed
+// by one statement, pump.go) and SubmitClaimed (payouts claimed with their
+// row by an inline create); which submits make a batch, and when, is
+// dispatch's (dispatch/paths.go lists every way in).
 //
 // A create's write is ledger.OpenDisbursements (creategroup.go): creates
 // that reach their insert at the same moment are written together (on

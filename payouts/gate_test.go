@@ -98,15 +98,8 @@ func TestSubmitHeldBackByAnOpenBreaker(t *testing.T) {
 			f, svc, sw, set := gateFixture(t, 300*time.Millisecond, false)
 			ctx := context.Background()
 			d := f.withAccount("1234567890")
-			if batched {
-				loops, cancel := context.WithCancel(ctx)
-				stopped := make(chan struct{})
-				go func() { defer close(stopped); svc.RunSubmitBatches(loops, 1, 8) }()
-				defer func() { cancel(); <-stopped }()
-				waitForBatches(t, svc)
-			}
 			trip(t, svc, sw, set)
-			err := svc.Submit(ctx, d.ID)
+			err := submitAs(ctx, svc, batched, d.ID)
 			var asked interface{ RetryDelay() time.Duration }
 			if !errors.Is(err, vendors.ErrNotSent) || errors.Is(err, ErrOutcomeUnknown) || !errors.As(err, &asked) {
 				t.Fatalf("submit while open: %v; want a not-sent refusal with a retry delay, not an unknown outcome", err)
@@ -126,7 +119,7 @@ func TestSubmitHeldBackByAnOpenBreaker(t *testing.T) {
 
 			sw.down.Store(false)
 			time.Sleep(350 * time.Millisecond) // half-open: the next call is the probe
-			if err := svc.Submit(ctx, d.ID); err != nil {
+			if err := submitAs(ctx, svc, batched, d.ID); err != nil {
 				t.Fatalf("submit after recovery: %v", err)
 			}
 			if got := f.statusOf(d.ID); got != models.StatusSuccess {

@@ -25,7 +25,8 @@ func (noMetrics) DisbursementTransition(from, to string)                 {}
 func (noMetrics) DisbursementLateResult(vendor, stored, reported string) {}
 func (noMetrics) GroupRun(group string, size int, took time.Duration)    {}
 
-// observeGroup is a groupcommit.Group's Observe for the named group.
-func (s *Service) observeGroup(name string) func(size int, took time.Duration) {
+// ObserveGroup is a groupcommit.Group's Observe for the named group
+// (dispatch counts its inline submits with it).
+func (s *Service) ObserveGroup(name string) func(size int, took time.Duration) {
 	return func(size int, took time.Duration) { s.metrics.GroupRun(name, size, took) }
 }

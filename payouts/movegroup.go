@@ -41,7 +41,7 @@ type moveRequest = groupcommit.Request[plan]
 // newMoveGrouper returns the group commit of the Service's result moves.
 func (s *Service) newMoveGrouper() *groupcommit.Group[plan] {
 	return &groupcommit.Group[plan]{MaxLeaders: maxMoveLeaders, Next: nextMoveGroup, Run: s.writeMoveGroup,
-		Observe: s.observeGroup("move")}
+		Observe: s.ObserveGroup("move")}
 }
 
 // moveGrouped applies d's moves as part of a group and returns what

@@ -26,7 +26,9 @@ func (s *Service) Approve(ctx context.Context, id uuid.UUID, operator string) (*
 	if err != nil {
 		return nil, err
 	}
-	s.enqueueSubmit(ctx, d)
+	if s.handoff != nil {
+		s.handoff.Due(ctx, d)
+	}
 	return d, nil
 }
 

@@ -37,13 +37,11 @@ func PollDelay(n int) time.Duration {
 // attempted before is resolved by asking the vendor for the reference; the
 // vendor is asked to pay again only when it has never seen the reference
 // and the earlier call is surely over (the submit lease). It returns
-// ErrOutcomeUnknown (wrapped) when the task should be retried. While
-// RunSubmitBatches runs, a first submit goes through a batch; either way
-// the claim, the vendor call and the moves are submitAll's.
+// ErrOutcomeUnknown (wrapped) when the task should be retried. It is the
+// one-at-a-time submit; SubmitFresh is the same for a batch of first
+// submits: either way the claim, the vendor call and the moves are
+// submitAll's. (When a submit runs is package dispatch's.)
 func (s *Service) Submit(ctx context.Context, id uuid.UUID) error {
-	if handled, err := s.submitBatched(ctx, id); handled {
-		return err
-	}
 	d, err := s.Get(ctx, id)
 	if err != nil {
 		return err
@@ -415,7 +413,9 @@ func (s *Service) moveAll(ctx context.Context, plans []plan) error {
 			s.enqueuePoll(ctx, p.d)
 		}
 	}
-	s.leftVerified(ctx, left)
+	if s.handoff != nil && len(left) > 0 {
+		s.handoff.LeftVerified(ctx, left)
+	}
 	s.enqueueEvents(ctx, deliver)
 	return nil
 }

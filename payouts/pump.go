@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"sync"
 	"time"
 
 	"gorm.io/gorm"
@@ -14,30 +13,11 @@ import (
 	"github.com/payoutd/payoutd/vendors"
 )
 
-// The submit pump is how the worker takes fresh payouts: straight from the
-// disbursements table, the row being the outbox, instead of one queued task
-// per payout. A queued task costs the API an enqueue and the worker a
-// dequeue and an acknowledgement, each a Redis round trip, and asynq takes
-// tasks off Redis one at a time: on a busy machine that bounded the
-// payouts a worker finished per second, not the database. A
-// pump claims a batch of due payouts with one statement (rows another
-// pump holds are skipped, so several pumps and several workers share the
-// work without waiting for each other), submits them together and takes
-// the next batch at once while there are more. It is woken when payouts
-// become due (DueSignal, published by the API after its commit) and
-// otherwise looks every PumpRecheck. asynq keeps the rest: status checks,
-// retries of unknown outcomes, webhooks and the periodic tasks.
-
-// DueSignal tells the worker's pumps that payouts became due for their
-// first submit (internal/app publishes it on Redis). Best effort: a lost
-// signal costs a payout one PumpRecheck.
-type DueSignal interface {
-	SubmitsDue(ctx context.Context)
-}
-
-// PumpRecheck is how often an idle pump looks for due payouts without
-// being woken.
-const PumpRecheck = 250 * time.Millisecond
+// The claim of a submit pump (package dispatch): fresh payouts are taken
+// straight from the disbursements table, the row being the outbox, with
+// one statement for a batch (rows another pump holds are skipped, so
+// several pumps and several workers share the work without waiting for
+// each other), and submitted together.
 
 // SubmitDue claims up to limit payouts waiting for their first submit
 // (VERIFIED, no attempt yet, lock running, vendor configured in this
@@ -117,81 +97,11 @@ func claimDueStatement(db *gorm.DB, now time.Time, lease time.Duration, ready []
 		RETURNING *`, []any{now, now.Add(lease), now, now, now, ready, limit}
 }
 
-// Paused reports whether an operator paused payout submits (the worker:
-// the dashboard's pause of the queue submits go through); a pump takes
-// nothing while it does.
-type Paused func(ctx context.Context) bool
-
-// RunSubmitPump runs loops pumps, each taking up to limit payouts at a
-// time, until ctx ends; it returns once they have stopped (a batch under
-// way is finished first). Wake (SubmitsDue's subscriber calls it) starts
-// every idle pump. paused may be nil.
-func (s *Service) RunSubmitPump(ctx context.Context, loops, limit int, paused Paused) {
-	wakes := make([]chan struct{}, max(loops, 1))
-	for i := range wakes {
-		wakes[i] = make(chan struct{}, 1)
-	}
-	s.mu.Lock()
-	s.pumpWakes = wakes
-	s.mu.Unlock()
-	var wg sync.WaitGroup
-	for _, wake := range wakes {
-		wg.Go(func() { s.pump(ctx, wake, max(limit, 1), paused) })
-	}
-	wg.Wait()
-	s.mu.Lock()
-	s.pumpWakes = nil
-	s.mu.Unlock()
-}
-
-// WakePumps starts this process's idle pumps at once.
-func (s *Service) WakePumps() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, w := range s.pumpWakes {
-		select {
-		case w <- struct{}{}:
-		default: // already woken
-		}
-	}
-}
-
-// pump takes batches while full ones come, then waits to be woken or for
-// the recheck. A recheck first reads whether anything is due, so that an
-// idle pump writes nothing (on SQLite a write waits for the one writer).
-func (s *Service) pump(ctx context.Context, wake <-chan struct{}, limit int, paused Paused) {
-	recheck := time.NewTicker(PumpRecheck)
-	defer recheck.Stop()
-	probe := false
-	for ctx.Err() == nil {
-		n, err := 0, error(nil)
-		switch {
-		case paused != nil && paused(ctx):
-		case probe && !s.anyDue(ctx):
-		default:
-			n, err = s.SubmitDue(ctx, limit)
-		}
-		if err != nil && ctx.Err() == nil {
-			slog.WarnContext(ctx, "submit pump: claiming due payouts failed", slog.Any("error", err))
-		}
-		if err == nil && n == limit {
-			continue
-		}
-		select {
-		case <-ctx.Done():
-		case <-wake:
-			probe = false
-		case <-recheck.C:
-			probe = true
-		}
-	}
-}
-
-// anyDue reads whether a payout waits for its first submit on a vendor
-// this process has, as claimDue would take it (an error counts as yes:
+// AnyDue reads whether a payout waits for its first submit on a vendor
+// this process has, as SubmitDue would take it (an error counts as yes:
 // the claim then says what is wrong). A payout of a vendor configured
 // elsewhere must not make an idle pump write every recheck.
-func (s *Service) anyDue(ctx context.Context) bool {
+func (s *Service) AnyDue(ctx context.Context) bool {
 	ready := s.readyVendors()
 	if len(ready) == 0 {
 		return false

@@ -14,10 +14,41 @@ import (
 	"github.com/payoutd/payoutd/vendors/sandbox"
 )
 
-// signalFunc is a DueSignal: what the API's publish does.
-type signalFunc func()
+// countingVendor counts the submits that reach the vendor.
+type countingVendor struct {
+	vendors.Vendor
+	submits atomic.Int64
+}
 
-func (f signalFunc) SubmitsDue(context.Context) { f() }
+func (v *countingVendor) Submit(ctx context.Context, p vendors.Payout) (vendors.PayoutResult, error) {
+	v.submits.Add(1)
+	return v.Vendor.Submit(ctx, p)
+}
+
+// submitRecorder is a Queue that also records submit tasks, had anything
+// here queued one (the service queues none: submits are dispatch's).
+type submitRecorder struct {
+	mu      sync.Mutex
+	submits []uuid.UUID
+}
+
+func (q *submitRecorder) EnqueueSubmit(_ context.Context, id uuid.UUID, _ string) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.submits = append(q.submits, id)
+	return nil
+}
+
+func (q *submitRecorder) EnqueuePoll(context.Context, uuid.UUID, string, time.Duration) error {
+	return nil
+}
+func (q *submitRecorder) EnqueueWebhook(context.Context, uuid.UUID, string) error { return nil }
+
+func (q *submitRecorder) queued() []uuid.UUID {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return append([]uuid.UUID(nil), q.submits...)
+}
 
 // Two pumps (two workers) taking small batches at once submit every payout
 // due for its first submit exactly once, and touch nothing else: a payout
@@ -126,79 +157,6 @@ func TestSubmitDueLeavesALostAnswerToTheSweep(t *testing.T) {
 	f.reconciled()
 }
 
-// With a due signal, a create queues no task: the signal wakes the running
-// pump, which submits the payout.
-func TestCreateSignalsThePump(t *testing.T) {
-	t.Parallel()
-	f, _, simbank := batchFixture(t)
-	queue := &submitRecorder{}
-	var signals atomic.Int64
-	var svc *Service
-	svc = New(Options{DB: f.db, Vendors: vendors.NewRegistry(simbank), SubmitLease: time.Minute, Queue: queue,
-		DueSignal: signalFunc(func() { signals.Add(1); svc.WakePumps() })})
-	ctx, stop := context.WithCancel(context.Background())
-	pumped := make(chan struct{})
-	go func() {
-		defer close(pumped)
-		svc.RunSubmitPump(ctx, 2, 8, nil)
-	}()
-	defer func() { stop(); <-pumped }()
-	var ids []uuid.UUID
-	for range 5 {
-		created, err := svc.Create(context.Background(), f.client, CreateRequest{IdempotencyKey: uuid.NewString(),
-			Params: Params{WalletID: f.wallet.ID, Amount: models.Rupiah(100_000), BankCode: "bca", AccountNo: "1234567890", TransferType: models.BIFAST}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, created.Disbursement.ID)
-	}
-	for _, id := range ids {
-		for deadline := time.Now().Add(30 * time.Second); f.statusOf(id) != models.StatusSuccess; time.Sleep(5 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s never submitted by the pump", id)
-			}
-		}
-	}
-	if q := queue.queued(); len(q) != 0 || signals.Load() != int64(len(ids)) {
-		t.Fatalf("tasks queued %v, %d signals; want none and %d", q, signals.Load(), len(ids))
-	}
-	f.reconciled()
-}
-
-// While an operator has submits paused, the pumps take nothing, woken or
-// not; once the pause is lifted the payout is submitted.
-func TestPausedPumpsTakeNothing(t *testing.T) {
-	t.Parallel()
-	f, _, simbank := batchFixture(t)
-	v := &countingVendor{Vendor: simbank}
-	svc := New(Options{DB: f.db, Vendors: vendors.NewRegistry(v), SubmitLease: time.Minute, Queue: &submitRecorder{}})
-	var paused atomic.Bool
-	paused.Store(true)
-	var checks atomic.Int64
-	ctx, stop := context.WithCancel(context.Background())
-	pumped := make(chan struct{})
-	go func() {
-		defer close(pumped)
-		svc.RunSubmitPump(ctx, 2, 8, func(context.Context) bool { checks.Add(1); return paused.Load() })
-	}()
-	defer func() { stop(); <-pumped }()
-	d := f.withAccount("1234567890")
-	for checks.Load() < 6 { // every pump looked three times at least
-		svc.WakePumps()
-		time.Sleep(time.Millisecond)
-	}
-	if got := f.statusOf(d.ID); got != models.StatusVerified || v.submits.Load() != 0 {
-		t.Fatalf("while paused: %s, vendor asked %d times; want VERIFIED and none", got, v.submits.Load())
-	}
-	paused.Store(false)
-	svc.WakePumps()
-	for deadline := time.Now().Add(30 * time.Second); f.statusOf(d.ID) != models.StatusSuccess; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("never submitted after the pause was lifted")
-		}
-	}
-}
-
 // An idle pump's probe sees only what its claim could take: a payout of a
 // vendor configured in another process does not make it claim (write)
 // every recheck.
@@ -206,13 +164,13 @@ func TestIdleProbeIgnoresOtherProcessesVendors(t *testing.T) {
 	t.Parallel()
 	f, svc, _ := batchFixture(t)
 	d := f.withAccount("1234567890")
-	if !svc.anyDue(context.Background()) {
+	if !svc.AnyDue(context.Background()) {
 		t.Fatal("a due payout of a configured vendor not seen")
 	}
 	if err := f.db.Model(&models.Disbursement{}).Where("id = ?", d.ID).Update("vendor", "nobank").Error; err != nil {
 		t.Fatal(err)
 	}
-	if svc.anyDue(context.Background()) {
+	if svc.AnyDue(context.Background()) {
 		t.Fatal("a payout of a vendor not configured here counted as due")
 	}
 }

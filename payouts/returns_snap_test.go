@@ -76,7 +76,7 @@ func TestSnapReturnLearntByStatusInquiryWithoutNotifications(t *testing.T) {
 	paid := f.walletNow().Balance
 	now = now.Add(2 * time.Second) // the bank refunded it meanwhile (04), and notified no one
 	now = now.Add(time.Minute)
-	if report, err := svc.Sweep(ctx); err != nil || report.ReturnChecks != 1 {
+	if report, err := sweepDue(ctx, svc); err != nil || report.ReturnChecks != 1 {
 		t.Fatalf("sweep at the first return check: %+v, %v", report, err)
 	}
 	for range 2 { // the return check, and one more: the return counts once
@@ -114,7 +114,7 @@ func TestSnapWithNotificationsIsNotWatched(t *testing.T) {
 		t.Fatalf("paid: %s, next check %v; want SUCCESS, not watched", got.Status, got.NextCheckAt)
 	}
 	now = now.Add(2*time.Second + time.Minute)
-	if report, err := svc.Sweep(ctx); err != nil || report.ReturnChecks != 0 {
+	if report, err := sweepDue(ctx, svc); err != nil || report.ReturnChecks != 0 {
 		t.Fatalf("sweep: %+v, %v; want no return check", report, err)
 	}
 }

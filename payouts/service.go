@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -18,11 +16,13 @@ import (
 	"github.com/payoutd/payoutd/vendors"
 )
 
-// Queue hands work to the worker. tasks.Client implements it over asynq.
-// A slot distinguishes a later enqueue of the same work (a sweep, the next
-// status check) from a duplicate, which the queue ignores.
+// Queue hands the follow-ups of a move to the worker: the next status
+// check of a payout in flight and the webhook events it recorded.
+// tasks.Client implements it over asynq. A slot distinguishes a later
+// enqueue of the same work (the next status check) from a duplicate, which
+// the queue ignores. Submits are not queued here: when a submit runs is
+// package dispatch's (Handoff).
 type Queue interface {
-	EnqueueSubmit(ctx context.Context, id uuid.UUID, slot string) error
 	EnqueuePoll(ctx context.Context, id uuid.UUID, slot string, after time.Duration) error
 	EnqueueWebhook(ctx context.Context, eventID uuid.UUID, slot string) error
 }
@@ -43,12 +43,10 @@ type Service struct {
 	// about a return; 0 or less: never.
 	returnWatch time.Duration
 
-	mu        sync.Mutex
-	batches   *batcher        // set while RunSubmitBatches runs
-	pumpWakes []chan struct{} // set while RunSubmitPump runs
-	// dueSignal, when set, replaces the submit task of a fresh payout:
-	// the worker's pumps take it from the table (pump.go).
-	dueSignal DueSignal
+	// handoff is told of the payouts a commit made due for a submit or
+	// moved out of VERIFIED (package dispatch); nil: nobody, the sweep
+	// finds them.
+	handoff Handoff
 
 	// creates groups the inserts of concurrent creates.
 	creates *groupcommit.Group[*models.Disbursement]
@@ -61,14 +59,9 @@ type Service struct {
 	// nil: all.
 	gate vendors.Gate
 
-	// waiting are the creates waiting for their submit (SubmitAndWait);
-	// notifier tells other processes of the moves out of VERIFIED.
-	waiting      waiters
-	notifier     Notifier
+	// submitInline: a create whose caller waits claims its first submit
+	// attempt with its row (Options.SubmitInline).
 	submitInline bool
-	inline       *groupcommit.Group[*inlineSubmit]
-	waitRecheck  time.Duration
-	waitRechecks atomic.Int64
 }
 
 // Options configure a Service.
@@ -78,6 +71,11 @@ type Options struct {
 	// Queue may be nil (the admin CLI without Redis): the worker's sweep
 	// then picks the work up.
 	Queue Queue
+	// Handoff is told, after the commit, of a payout due for a submit
+	// and of the payouts a commit moved out of VERIFIED: package dispatch,
+	// which decides when submits run (dispatch.New sets it). nil: nobody
+	// is told, and the sweep carries the payouts through.
+	Handoff Handoff
 	// LockTTL is DISBURSEMENT_LOCK_TTL (default 30 minutes).
 	LockTTL time.Duration
 	// SubmitLease bounds a vendor submit call (default 30 s, longer than
@@ -97,23 +95,13 @@ type Options struct {
 	// (DISBURSEMENT_RETURN_WATCH): 0 means the default, 72 hours; negative
 	// turns the watch off. Vendors that notify report returns the same way.
 	ReturnWatch time.Duration
-	// SubmitInline makes Create submit a fresh VERIFIED payout whose caller
+	// SubmitInline makes Create store a fresh VERIFIED payout whose caller
 	// waits for it (CreateRequest.WaitsForSubmit: the API with
-	// DISBURSEMENT_SUBMIT_WAIT above 0) in this process at once: the row is
-	// stored with its first submit attempt claimed, and no task is queued
-	// unless the inline submit leaves the payout unfinished; the worker's
-	// sweep is the fallback should this process die first.
+	// DISBURSEMENT_SUBMIT_WAIT above 0) with its first submit attempt
+	// claimed, and hand it to Handoff.Claimed, which submits it in this
+	// process at once (SubmitClaimed); the worker's sweep is the fallback
+	// should this process die first.
 	SubmitInline bool
-	// Notifier tells the other processes of the moves out of VERIFIED;
-	// nil: only this process's waiters are woken.
-	Notifier Notifier
-	// WaitRecheck is how often a waiting create re-reads its row in case
-	// a wake-up was lost; 0 means DefaultWaitRecheck.
-	WaitRecheck time.Duration
-	// DueSignal, when set, is given instead of a submit task for a payout
-	// due for its first submit: the worker's submit pumps (RunSubmitPump)
-	// take it from the table. nil: a payout:submit task per payout.
-	DueSignal DueSignal
 	// Gate, when set, says which vendors take calls now (their circuit
 	// breakers, vendors/breaker): a payout of a vendor it holds back is
 	// not claimed for a submit, so that no attempt is counted for a call
@@ -141,18 +129,19 @@ func New(o Options) *Service {
 	if o.Metrics == nil {
 		o.Metrics = noMetrics{}
 	}
-	if o.WaitRecheck <= 0 {
-		o.WaitRecheck = DefaultWaitRecheck
-	}
 	s := &Service{db: o.DB, store: models.NewStore(o.DB), vendors: o.Vendors, queue: o.Queue,
 		lockTTL: o.LockTTL, submitLease: o.SubmitLease, now: o.Now, metrics: o.Metrics, inquiries: o.InquiryBudget, returnWatch: o.ReturnWatch,
-		notifier: o.Notifier, submitInline: o.SubmitInline, waitRecheck: o.WaitRecheck, dueSignal: o.DueSignal, gate: o.Gate}
-	s.creates, s.moves, s.inline = s.newCreateGrouper(), s.newMoveGrouper(), s.newInlineSubmitter()
+		handoff: o.Handoff, submitInline: o.SubmitInline, gate: o.Gate}
+	s.creates, s.moves = s.newCreateGrouper(), s.newMoveGrouper()
 	return s
 }
 
 // clock returns the current time as stored: UTC, microseconds.
 func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
+
+// SubmitLease is Options.SubmitLease: how long a submit call may still be
+// on its way to the vendor (a batch of submits is given no longer).
+func (s *Service) SubmitLease() time.Duration { return s.submitLease }
 
 // Params are the compared parameters of a quote or create, normalised:
 // bank code lowercase, account number and holder name trimmed.

@@ -42,17 +42,7 @@ func TestSubmitAnswerAppliedAfterARacingCallback(t *testing.T) {
 					t.Error(err)
 				}
 			}})
-			if batched {
-				loops, cancel := context.WithCancel(ctx)
-				stopped := make(chan struct{})
-				go func() {
-					defer close(stopped)
-					svc.RunSubmitBatches(loops, 1, 8)
-				}()
-				defer func() { cancel(); <-stopped }()
-				waitForBatches(t, svc)
-			}
-			if err := svc.Submit(ctx, d.ID); err != nil {
+			if err := submitAs(ctx, svc, batched, d.ID); err != nil {
 				t.Fatalf("submit: %v", err)
 			}
 			if got := f.statusOf(d.ID); got != models.StatusSuccess {

@@ -18,6 +18,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/payoutd/payoutd/admin"
+	"github.com/payoutd/payoutd/dispatch"
 	"github.com/payoutd/payoutd/internal/credentials"
 	"github.com/payoutd/payoutd/internal/testenv"
 	"github.com/payoutd/payoutd/models"
@@ -113,8 +114,9 @@ func newEnv(t *testing.T, webhookURL string) *env {
 	}
 	queue := tasks.NewPrefixedClient(opt, prefix)
 	t.Cleanup(func() { queue.Close() })
+	svc, dispatcher := dispatch.New(payouts.Options{DB: db, Vendors: registry, Queue: queue}, dispatch.Options{Queue: queue})
 	e := &env{t: t, db: db, admin: deps, creds: creds, wallet: uuid.MustParse(w.WalletID),
-		svc:       payouts.New(payouts.Options{DB: db, Vendors: registry, Queue: queue}),
+		svc:       svc,
 		deliverer: webhooks.New(webhooks.Options{DB: db, Sealer: sealer, Timeout: 150 * time.Millisecond, Schedule: shortSchedule, Queue: queue}),
 		inspector: asynq.NewInspector(opt), queue: prefix + tasks.QueueDefault}
 	t.Cleanup(func() { e.inspector.Close() })
@@ -122,7 +124,7 @@ func newEnv(t *testing.T, webhookURL string) *env {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- worker.Run(ctx, worker.Deps{DB: db, Redis: opt, Payouts: e.svc, Webhooks: e.deliverer, QueuePrefix: prefix, Concurrency: 4})
+		done <- worker.Run(ctx, worker.Deps{DB: db, Redis: opt, Dispatch: dispatcher, Webhooks: e.deliverer, QueuePrefix: prefix, Concurrency: 4})
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	return e

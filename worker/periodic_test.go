@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payoutd/payoutd/dispatch"
 	"github.com/payoutd/payoutd/internal/testenv"
 	"github.com/payoutd/payoutd/payments"
 	"github.com/payoutd/payoutd/payouts"
@@ -52,8 +53,9 @@ func TestPeriodicTaskRunsOncePerPeriodAcrossWorkers(t *testing.T) {
 		// Processes never start at the same instant: the second comes up
 		// a second after the first.
 		time.Sleep(time.Duration(i) * time.Second)
+		_, payoutDispatch := dispatch.New(payouts.Options{DB: db, Vendors: sandbox.Registry(sandbox.Options{})}, dispatch.Options{})
 		deps := worker.Deps{DB: db, Redis: opt, QueuePrefix: prefix, Concurrency: 2,
-			Payouts:  payouts.New(payouts.Options{DB: db, Vendors: sandbox.Registry(sandbox.Options{})}),
+			Dispatch: payoutDispatch,
 			Payments: payments.New(payments.Options{DB: db}),
 			Periods:  map[string]time.Duration{tasks.TypeReconcile: period}}
 		wg.Add(1)

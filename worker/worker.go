@@ -1,33 +1,36 @@
 // Package worker runs the asynq server that processes the service's tasks
-// and the scheduler that enqueues its periodic ones. Handlers are thin: the
-// work is in package payouts; errors.go turns its errors into asynq
-// outcomes (retry, skip, done).
+// and the scheduler that enqueues its periodic ones, and beside them the
+// dispatcher's submit batches and pumps (dispatch.Dispatcher.Run).
+// Handlers are thin: payout submits, status checks and the sweep go to
+// package dispatch, the rest to the services; errors.go turns their errors
+// into asynq outcomes (retry, skip, done).
 package worker
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
+	"github.com/payoutd/payoutd/dispatch"
 	"github.com/payoutd/payoutd/internal/metrics"
 	"github.com/payoutd/payoutd/ledger"
 	"github.com/payoutd/payoutd/payments"
-	"github.com/payoutd/payoutd/payouts"
 	"github.com/payoutd/payoutd/tasks"
 	"github.com/payoutd/payoutd/webhooks"
 )
 
 // Deps is what the worker's handlers need.
 type Deps struct {
-	DB      *gorm.DB
-	Redis   asynq.RedisConnOpt
-	Payouts *payouts.Service
+	DB    *gorm.DB
+	Redis asynq.RedisConnOpt
+	// Dispatch runs the payout service's submits and status checks (its
+	// Payouts is the payout service); required.
+	Dispatch *dispatch.Dispatcher
 	// Webhooks delivers merchant webhook events.
 	Webhooks *webhooks.Deliverer
 	// Payments expires and settles payments.
@@ -59,10 +62,10 @@ func Mux(d Deps) *asynq.ServeMux {
 		}
 		return reconcile(ctx, d.DB, d.Metrics, now())
 	})
-	mux.HandleFunc(tasks.TypePayoutSubmit, disbursementTask(d.Payouts.Submit))
-	mux.HandleFunc(tasks.TypePayoutPoll, disbursementTask(d.Payouts.Poll))
-	mux.HandleFunc(tasks.TypePayoutExpire, periodic("payout:expire", d.Payouts.ExpireLocks))
-	mux.HandleFunc(tasks.TypePayoutSweep, periodic("payout:sweep", d.Payouts.Sweep))
+	mux.HandleFunc(tasks.TypePayoutSubmit, disbursementTask(d.Dispatch.Submit))
+	mux.HandleFunc(tasks.TypePayoutPoll, disbursementTask(d.Dispatch.Poll))
+	mux.HandleFunc(tasks.TypePayoutExpire, periodic("payout:expire", d.Dispatch.Payouts().ExpireLocks))
+	mux.HandleFunc(tasks.TypePayoutSweep, periodic("payout:sweep", d.Dispatch.Sweep))
 	mux.HandleFunc(tasks.TypeWebhookDeliver, deliverWebhook(d.Webhooks))
 	mux.HandleFunc(tasks.TypePaymentExpire, paymentTask(d.Payments.Expire))
 	mux.HandleFunc(tasks.TypePaymentSettle, paymentTask(d.Payments.Settle))
@@ -156,21 +159,16 @@ func Run(ctx context.Context, d Deps) error {
 	enqueuer := asynq.NewClient(d.Redis)
 	defer enqueuer.Close()
 	sched := &scheduler{client: enqueuer, prefix: d.QueuePrefix}
-	// Submit tasks running at once are batched; the batches outlive ctx
-	// until the server has shut down, since running tasks wait on them.
+	// The dispatcher's submit batches and pumps (dispatch/paths.go) outlive
+	// ctx until the server has shut down, since running tasks wait on the
+	// batches.
 	batchCtx, stopBatches := context.WithCancel(context.WithoutCancel(ctx))
 	batchesDone := make(chan struct{})
 	go func() {
 		defer close(batchesDone)
-		var wg sync.WaitGroup
-		wg.Go(func() { d.Payouts.RunSubmitBatches(batchCtx, submitBatchLoops, concurrency) })
-		// Fresh payouts come straight from the table (payouts/pump.go).
-		wg.Go(func() {
-			paused, closePaused := submitsPaused(d.Redis, d.QueuePrefix+tasks.QueueCritical)
-			defer closePaused()
-			d.Payouts.RunSubmitPump(batchCtx, submitBatchLoops, maxPumpBatch, paused)
-		})
-		wg.Wait()
+		paused, closePaused := submitsPaused(d.Redis, d.QueuePrefix+tasks.QueueCritical)
+		defer closePaused()
+		d.Dispatch.Run(batchCtx, dispatch.Worker{Concurrency: concurrency, Paused: paused})
 	}()
 	stop := func() {
 		srv.Shutdown()
@@ -194,7 +192,7 @@ func Run(ctx context.Context, d Deps) error {
 // submitsPaused reports whether an operator paused queue (in the
 // dashboard), the queue of payout:submit: the submit pumps then take
 // nothing either. An unreadable pause (Redis down) does not stop them.
-func submitsPaused(opt asynq.RedisConnOpt, queue string) (payouts.Paused, func()) {
+func submitsPaused(opt asynq.RedisConnOpt, queue string) (dispatch.Paused, func()) {
 	rdb, ok := opt.MakeRedisClient().(redis.UniversalClient)
 	if !ok {
 		return nil, func() {}
@@ -205,13 +203,6 @@ func submitsPaused(opt asynq.RedisConnOpt, queue string) (payouts.Paused, func()
 		return err == nil && n > 0
 	}, func() { rdb.Close() }
 }
-
-// maxPumpBatch is the most fresh payouts one submit pump claims at a time.
-const maxPumpBatch = 64
-
-// submitBatchLoops is how many batches of payout submits may be in flight:
-// one gathering while another waits on the database or the vendor.
-const submitBatchLoops = 2
 
 // slogAdapter sends asynq's own log lines to slog.
 type slogAdapter struct{}

@@ -62,10 +62,10 @@ func newInProcessAPI(db *gorm.DB, redisURL string, env models.Environment, seale
 	}
 	registry := sandbox.Registry(sandbox.Options{CompleteAfter: cfg.SandboxCompleteAfter, Store: sandbox.NewDBStore(db)})
 	// The services, as the composition root builds them for `payoutd api`.
-	payoutSvc, paymentSvc := app.NewServices(app.Parts{Config: cfg, DB: db, Redis: rdb, Vendors: registry, Acquirer: acq, Queue: queue})
+	payoutSvc, dispatcher, paymentSvc := app.NewServices(app.Parts{Config: cfg, DB: db, Redis: rdb, Vendors: registry, Acquirer: acq, Queue: queue})
 	srv, err := api.New(api.Deps{
 		Config: cfg, DB: db, Redis: rdb, Sealer: sealer, Queue: queue, Acquirer: acq, Vendors: registry,
-		Payouts: payoutSvc, Payments: paymentSvc,
+		Payouts: payoutSvc, Dispatch: dispatcher, Payments: paymentSvc,
 	})
 	if err != nil {
 		queue.Close()

@@ -103,9 +103,9 @@ func TestVendorDownCreatesAnswer503AndSubmitsResume(t *testing.T) {
 	cfg.Env, cfg.SecretsKey, cfg.DisbursementSubmitWait, cfg.QuoteRateLimit = models.Staging, key, 0, 0
 	cfg.DisbursementSubmitLease = 5 * time.Second
 	cfg.AdminUser, cfg.AdminPassword = "ops", "breaker-test-password"
-	svc, payments := app.NewServices(app.Parts{Config: cfg, DB: db, Redis: rdb, Vendors: reg, Queue: queue, Gate: guards})
+	svc, dispatcher, payments := app.NewServices(app.Parts{Config: cfg, DB: db, Redis: rdb, Vendors: reg, Queue: queue, Gate: guards})
 	srv, err := api.New(api.Deps{Config: cfg, DB: db, Redis: rdb, Sealer: sealer, Vendors: reg, Breakers: guards, Queue: queue,
-		Payouts: svc, Payments: payments})
+		Payouts: svc, Dispatch: dispatcher, Payments: payments})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func TestVendorDownCreatesAnswer503AndSubmitsResume(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- worker.Run(ctx, worker.Deps{DB: db, Redis: opt, Payouts: svc, QueuePrefix: prefix, Concurrency: 4})
+		done <- worker.Run(ctx, worker.Deps{DB: db, Redis: opt, Dispatch: dispatcher, QueuePrefix: prefix, Concurrency: 4})
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	time.Sleep(500 * time.Millisecond)

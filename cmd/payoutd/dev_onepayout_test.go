@@ -50,8 +50,11 @@ func TestDevModeRunsOnePayoutService(t *testing.T) {
 	if n := app.PayoutServicesBuilt() - before; n != 1 {
 		t.Errorf("dev mode built %d payout services, want 1", n)
 	}
-	if s.app.Payouts == nil || s.api.Payouts != s.app.Payouts || s.worker.Payouts != s.app.Payouts {
-		t.Errorf("payout services: app %p, api %p, worker %p; want one", s.app.Payouts, s.api.Payouts, s.worker.Payouts)
+	if s.app.Payouts == nil || s.api.Payouts != s.app.Payouts || s.worker.Dispatch.Payouts() != s.app.Payouts {
+		t.Errorf("payout services: app %p, api %p, worker %p; want one", s.app.Payouts, s.api.Payouts, s.worker.Dispatch.Payouts())
+	}
+	if s.app.Dispatch == nil || s.api.Dispatch != s.app.Dispatch || s.worker.Dispatch != s.app.Dispatch {
+		t.Errorf("dispatchers: app %p, api %p, worker %p; want one", s.app.Dispatch, s.api.Dispatch, s.worker.Dispatch)
 	}
 	if s.app.Payments == nil || s.api.Payments != s.app.Payments || s.worker.Payments != s.app.Payments {
 		t.Errorf("payment services: app %p, api %p, worker %p; want one", s.app.Payments, s.api.Payments, s.worker.Payments)

@@ -26,6 +26,7 @@ import (
 
 	"github.com/payoutd/payoutd/admin"
 	"github.com/payoutd/payoutd/api"
+	"github.com/payoutd/payoutd/dispatch"
 	"github.com/payoutd/payoutd/internal/app"
 	"github.com/payoutd/payoutd/internal/config"
 	"github.com/payoutd/payoutd/internal/credentials"
@@ -60,6 +61,7 @@ type stack struct {
 	// admin CLI run against the stack's database.
 	secretsKey string
 	svc        *payouts.Service
+	dispatch   *dispatch.Dispatcher // svc's
 	merchant   *admin.IssuedCredentials
 	wallet     uuid.UUID
 	// lossy is the proxy the vendors reach the simulator through when
@@ -153,7 +155,7 @@ func newStack(t *testing.T, o stackOptions) *stack {
 		t.Fatal(err)
 	}
 	apiHandler = srv.Handler()
-	s.svc = payouts.New(payouts.Options{DB: db, Vendors: registry, Queue: queue, SubmitLease: time.Second})
+	s.svc, s.dispatch = dispatch.New(payouts.Options{DB: db, Vendors: registry, Queue: queue, SubmitLease: time.Second}, dispatch.Options{Queue: queue})
 	return s
 }
 
@@ -473,7 +475,7 @@ func payoutsAcrossRealSockets(t *testing.T, r rail) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- worker.Run(ctx, worker.Deps{DB: s.db, Redis: opt, Payouts: s.svc, QueuePrefix: prefix, Concurrency: 4})
+		done <- worker.Run(ctx, worker.Deps{DB: s.db, Redis: opt, Dispatch: s.dispatch, QueuePrefix: prefix, Concurrency: 4})
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 
@@ -617,6 +619,6 @@ func withServices(d api.Deps) api.Deps {
 	if d.Queue != nil {
 		p.Queue = d.Queue
 	}
-	d.Payouts, d.Payments = app.NewServices(p)
+	d.Payouts, d.Dispatch, d.Payments = app.NewServices(p)
 	return d
 }

@@ -65,7 +65,7 @@ func TestContradictingVendorResultIsRecordedNotApplied(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- worker.Run(ctx, worker.Deps{DB: s.db, Redis: opt, Payouts: s.svc, QueuePrefix: prefix, Concurrency: 4})
+		done <- worker.Run(ctx, worker.Deps{DB: s.db, Redis: opt, Dispatch: s.dispatch, QueuePrefix: prefix, Concurrency: 4})
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	c := &cli{t: t, env: map[string]string{"DATABASE_URL": s.dbURL, "SECRETS_KEY": s.secretsKey, "APP_ENV": "staging"}}

@@ -72,7 +72,7 @@ func lostSubmitAnswer(t *testing.T, lr lossRail, unforwarded bool) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- worker.Run(ctx, worker.Deps{DB: s.db, Redis: opt, Payouts: s.svc, QueuePrefix: prefix, Concurrency: 4})
+		done <- worker.Run(ctx, worker.Deps{DB: s.db, Redis: opt, Dispatch: s.dispatch, QueuePrefix: prefix, Concurrency: 4})
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 

@@ -197,12 +197,13 @@ func runAPI(ctx context.Context, stderr io.Writer, getenv func(string) string) e
 // apiDeps hands the API what the composition root built.
 func apiDeps(a *app.App) api.Deps {
 	return api.Deps{Config: a.Config, DB: a.DB, Redis: a.Redis, Sealer: a.Sealer, Vendors: a.Vendors, Breakers: a.Breakers,
-		QueueRedis: a.Queue, Queue: a.Tasks, Acquirer: a.Acquirer, Metrics: a.Metrics, Payouts: a.Payouts, Payments: a.Payments}
+		QueueRedis: a.Queue, Queue: a.Tasks, Acquirer: a.Acquirer, Metrics: a.Metrics, Payouts: a.Payouts, Dispatch: a.Dispatch,
+		Payments: a.Payments}
 }
 
 // workerDeps hands the worker what the composition root built.
 func workerDeps(a *app.App) worker.Deps {
-	return worker.Deps{DB: a.DB, Redis: a.Queue, Payouts: a.Payouts, Webhooks: a.Webhooks, Payments: a.Payments, Metrics: a.Metrics}
+	return worker.Deps{DB: a.DB, Redis: a.Queue, Dispatch: a.Dispatch, Webhooks: a.Webhooks, Payments: a.Payments, Metrics: a.Metrics}
 }
 
 func runWorker(ctx context.Context, stderr io.Writer, getenv func(string) string) error {

@@ -17,6 +17,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/payoutd/payoutd/api"
+	"github.com/payoutd/payoutd/dispatch"
 	"github.com/payoutd/payoutd/internal/config"
 	"github.com/payoutd/payoutd/internal/credentials"
 	"github.com/payoutd/payoutd/internal/database"
@@ -79,8 +80,10 @@ type App struct {
 	Breakers *breaker.Set
 	Acquirer vendors.Acquirer
 	// Metrics is nil for the admin commands (they count nothing).
-	Metrics  *metrics.Metrics
-	Payouts  *payouts.Service
+	Metrics *metrics.Metrics
+	Payouts *payouts.Service
+	// Dispatch decides when Payouts' submits and status checks run.
+	Dispatch *dispatch.Dispatcher
 	Payments *payments.Service
 	Webhooks *webhooks.Deliverer
 
@@ -162,11 +165,11 @@ func Build(ctx context.Context, cfg config.Config, o Options) (_ *App, err error
 		// Fresh payouts reach the workers' submit pumps, not a task each.
 		parts.DueSignal = &RedisDue{Redis: a.Redis}
 	}
-	a.Payouts, a.Payments = NewServices(parts)
+	a.Payouts, a.Dispatch, a.Payments = NewServices(parts)
 	if a.Redis != nil && !o.Operator {
 		wctx, stop := context.WithCancel(context.Background())
 		a.closers = append(a.closers, stop)
-		SubscribeWakes(wctx, a.Redis, a.Payouts)
+		SubscribeWakes(wctx, a.Redis, a.Dispatch)
 	}
 	var hookQueue webhooks.Queue
 	if a.Tasks != nil && !o.Operator {
@@ -239,12 +242,13 @@ type Parts struct {
 	// Queue hands work to the worker; nil leaves it to the sweeps.
 	Queue interface {
 		payouts.Queue
+		dispatch.Queue
 		payments.Queue
 	}
 	Metrics *metrics.Metrics
 	// DueSignal, when set, tells the workers' submit pumps of fresh
-	// payouts instead of a submit task each (payouts.Options.DueSignal).
-	DueSignal payouts.DueSignal
+	// payouts instead of a submit task each (dispatch.Options.DueSignal).
+	DueSignal dispatch.DueSignal
 	// Now is the services' clock; nil: time.Now.
 	Now func() time.Time
 	// Gate holds back the submits of vendors whose breaker is open
@@ -259,13 +263,15 @@ var payoutServices atomic.Int64
 // PayoutServicesBuilt is how many payout services this process built.
 func PayoutServicesBuilt() int64 { return payoutServices.Load() }
 
-// NewServices builds the payout and the payment service with every option
-// the configuration sets. It is the only place either is constructed.
-func NewServices(p Parts) (*payouts.Service, *payments.Service) {
+// NewServices builds the payout service with its dispatcher, and the
+// payment service, with every option the configuration sets. It is the
+// only place any of them is constructed.
+func NewServices(p Parts) (*payouts.Service, *dispatch.Dispatcher, *payments.Service) {
 	var payoutQueue payouts.Queue
+	var submitQueue dispatch.Queue
 	var paymentQueue payments.Queue
 	if p.Queue != nil {
-		payoutQueue, paymentQueue = p.Queue, p.Queue
+		payoutQueue, submitQueue, paymentQueue = p.Queue, p.Queue, p.Queue
 	}
 	var budget payouts.InquiryBudget
 	if p.Redis != nil {
@@ -273,18 +279,19 @@ func NewServices(p Parts) (*payouts.Service, *payments.Service) {
 	}
 	// With a submit wait, the API submits inline and every process tells
 	// the waiting creates of the moves out of VERIFIED.
-	var notifier payouts.Notifier
+	var notifier dispatch.Notifier
 	if p.Redis != nil && p.Config.DisbursementSubmitWait > 0 {
 		notifier = RedisWakes{Redis: p.Redis}
 	}
 	payoutServices.Add(1)
-	po := payouts.New(payouts.Options{DB: p.DB, Vendors: p.Vendors, Queue: payoutQueue,
+	po, dp := dispatch.New(payouts.Options{DB: p.DB, Vendors: p.Vendors, Queue: payoutQueue,
 		LockTTL: p.Config.DisbursementLockTTL, SubmitLease: p.Config.DisbursementSubmitLease, Now: p.Now, Metrics: p.Metrics,
 		InquiryBudget: budget, ReturnWatch: p.Config.PayoutReturnWatch(),
-		SubmitInline: p.Config.DisbursementSubmitWait > 0, Notifier: notifier, DueSignal: p.DueSignal, Gate: p.Gate})
+		SubmitInline: p.Config.DisbursementSubmitWait > 0, Gate: p.Gate},
+		dispatch.Options{Queue: submitQueue, DueSignal: p.DueSignal, Notifier: notifier})
 	pa := payments.New(payments.Options{DB: p.DB, Acquirer: p.Acquirer, Queue: paymentQueue,
 		Calendar: SettlementCalendar(p.Config), Now: p.Now, Metrics: p.Metrics})
-	return po, pa
+	return po, dp, pa
 }
 
 // BreakerOptions are the vendors' guards as cfg configures them

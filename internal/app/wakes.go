@@ -10,17 +10,17 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/payoutd/payoutd/payouts"
+	"github.com/payoutd/payoutd/dispatch"
 )
 
-var _ payouts.Notifier = RedisWakes{}
+var _ dispatch.Notifier = RedisWakes{}
 
 // WakeChannel is the Redis channel on which every process publishes the
 // disbursements a commit moved out of VERIFIED, so that the API process
 // where their create waits (DISBURSEMENT_SUBMIT_WAIT) answers at once.
 const WakeChannel = "payoutd:payouts:left-verified"
 
-// RedisWakes publishes on WakeChannel: payouts.Notifier over Redis pub/sub.
+// RedisWakes publishes on WakeChannel: dispatch.Notifier over Redis pub/sub.
 // Pub/sub delivers at most once; a waiter's re-check covers a lost message.
 type RedisWakes struct{ Redis *redis.Client }
 
@@ -38,10 +38,10 @@ func (w RedisWakes) Notify(ctx context.Context, ids []uuid.UUID) {
 
 // DueChannel is the Redis channel on which the API says that payouts
 // became due for their first submit, so that the workers' submit pumps
-// take them at once (payouts.DueSignal). The message carries nothing.
+// take them at once (dispatch.DueSignal). The message carries nothing.
 const DueChannel = "payoutd:payouts:due"
 
-// RedisDue publishes on DueChannel: payouts.DueSignal over Redis pub/sub,
+// RedisDue publishes on DueChannel: dispatch.DueSignal over Redis pub/sub,
 // coalesced: however many creates signal at once, one PUBLISH is on its
 // way at a time, and one starts after every signal, so that a pump woken
 // by it sees the payout committed before the signal. Publishing does not
@@ -51,10 +51,10 @@ type RedisDue struct {
 	pending, sending atomic.Bool
 }
 
-var _ payouts.DueSignal = (*RedisDue)(nil)
+var _ dispatch.DueSignal = (*RedisDue)(nil)
 
 // SubmitsDue publishes on DueChannel, in the background. A failure is only
-// logged: the pumps look again every payouts.PumpRecheck.
+// logged: the pumps look again every dispatch.PumpRecheck.
 func (d *RedisDue) SubmitsDue(context.Context) {
 	d.pending.Store(true)
 	if !d.sending.CompareAndSwap(false, true) {
@@ -76,8 +76,8 @@ func (d *RedisDue) SubmitsDue(context.Context) {
 	}()
 }
 
-// Waker is what a subscriber wakes: *payouts.Service, its waiting creates
-// (WakeChannel) and its submit pumps (DueChannel).
+// Waker is what a subscriber wakes: *dispatch.Dispatcher, its waiting
+// creates (WakeChannel) and its submit pumps (DueChannel).
 type Waker interface {
 	Wake(ids ...uuid.UUID)
 	WakePumps()

@@ -1,4 +1,4 @@
-package payouts
+package dispatch
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/payouts"
 	"github.com/payoutd/payoutd/vendors"
 	"github.com/payoutd/payoutd/vendors/sandbox"
 )
@@ -40,7 +41,8 @@ type wakeFunc func(ids []uuid.UUID)
 
 func (f wakeFunc) Notify(_ context.Context, ids []uuid.UUID) { f(ids) }
 
-// submitRecorder is a Queue that records the submit tasks queued.
+// submitRecorder is a Queue (and a payouts.Queue) that records the
+// submit tasks queued.
 type submitRecorder struct {
 	mu      sync.Mutex
 	submits []uuid.UUID
@@ -64,21 +66,23 @@ func (q *submitRecorder) queued() []uuid.UUID {
 	return append([]uuid.UUID(nil), q.submits...)
 }
 
-// inlineFixture is a service that submits inline and never re-checks
-// during a test (recheck huge) unless told otherwise.
-func inlineFixture(t *testing.T, recheck time.Duration) (*fixture, *Service, *countingVendor) {
-	f, _, simbank := batchFixture(t)
+// inlineFixture is a service that submits inline and its dispatcher,
+// which never re-checks during a test (recheck huge) unless told
+// otherwise.
+func inlineFixture(t *testing.T, recheck time.Duration) (*fixture, *payouts.Service, *Dispatcher, *countingVendor, *submitRecorder) {
+	f, _, _, simbank := batchFixture(t)
 	v := &countingVendor{Vendor: simbank}
-	svc := New(Options{DB: f.db, Vendors: vendors.NewRegistry(v), SubmitLease: time.Minute, SubmitInline: true, WaitRecheck: recheck,
-		Queue: &submitRecorder{}})
-	return f, svc, v
+	queue := &submitRecorder{}
+	svc, x := New(payouts.Options{DB: f.db, Vendors: vendors.NewRegistry(v), SubmitLease: time.Minute, SubmitInline: true, Queue: queue},
+		Options{Queue: queue, WaitRecheck: recheck})
+	return f, svc, x, v, queue
 }
 
 // createInline creates a payout of 100,000 to account through svc.
-func (f *fixture) createInline(svc *Service, account string) *Created {
+func (f *fixture) createInline(svc *payouts.Service, account string) *payouts.Created {
 	f.t.Helper()
-	created, err := svc.Create(context.Background(), f.client, CreateRequest{IdempotencyKey: uuid.NewString(), WaitsForSubmit: true,
-		Params: Params{WalletID: f.wallet.ID, Amount: models.Rupiah(100_000), BankCode: "bca", AccountNo: account, TransferType: models.BIFAST}})
+	created, err := svc.Create(context.Background(), f.client, payouts.CreateRequest{IdempotencyKey: uuid.NewString(), WaitsForSubmit: true,
+		Params: payouts.Params{WalletID: f.wallet.ID, Amount: models.Rupiah(100_000), BankCode: "bca", AccountNo: account, TransferType: models.BIFAST}})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -90,13 +94,13 @@ func (f *fixture) createInline(svc *Service, account string) *Created {
 // no re-read; should the worker's sweep run the task anyway, it finds the
 // work done: the vendor is asked once and one attempt is counted.
 func TestInlineSubmitPaysOnceAndQueuesNothing(t *testing.T) {
-	f, svc, v := inlineFixture(t, time.Hour)
+	f, svc, x, v, queue := inlineFixture(t, time.Hour)
 	ctx := context.Background()
 	created := f.createInline(svc, "1234567890")
 	if d := created.Disbursement; d.SubmitAttempts != 1 || d.SubmitAttemptedAt == nil {
 		t.Fatalf("stored with %d attempts (at %v), want the first claimed", d.SubmitAttempts, d.SubmitAttemptedAt)
 	}
-	got, err := svc.SubmitAndWait(ctx, created, time.Minute)
+	got, err := x.SubmitAndWait(ctx, created, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +111,7 @@ func TestInlineSubmitPaysOnceAndQueuesNothing(t *testing.T) {
 	if got.Status != models.StatusSuccess || stored.Status != got.Status {
 		t.Fatalf("answered %s, stored %s; want SUCCESS both", got.Status, stored.Status)
 	}
-	if q := svc.queue.(*submitRecorder).queued(); len(q) != 0 {
+	if q := queue.queued(); len(q) != 0 {
 		t.Fatalf("submit tasks queued: %v; the inline submit finished the payout", q)
 	}
 	if err := svc.Submit(ctx, got.ID); err != nil {
@@ -116,7 +120,7 @@ func TestInlineSubmitPaysOnceAndQueuesNothing(t *testing.T) {
 	if stored, _ = svc.Get(ctx, got.ID); v.submits.Load() != 1 || stored.SubmitAttempts != 1 {
 		t.Fatalf("vendor asked %d times, %d attempts counted; want 1 and 1", v.submits.Load(), stored.SubmitAttempts)
 	}
-	if n := svc.WaitRechecks(); n != 0 {
+	if n := x.WaitRechecks(); n != 0 {
 		t.Fatalf("%d re-checks; the inline submit should have answered", n)
 	}
 	f.reconciled()
@@ -127,12 +131,12 @@ func TestInlineSubmitPaysOnceAndQueuesNothing(t *testing.T) {
 // resolves it by asking the vendor about the claimed attempt, never by a
 // second payout.
 func TestInlineSubmitLeftToTheWorker(t *testing.T) {
-	f, svc, v := inlineFixture(t, 5*time.Millisecond)
+	f, svc, x, v, queue := inlineFixture(t, 5*time.Millisecond)
 	ctx := context.Background()
 	created := f.createInline(svc, sandbox.AccountFirstSubmitLost)
 	answered := make(chan *models.Disbursement, 1)
 	go func() {
-		got, err := svc.SubmitAndWait(ctx, created, time.Minute)
+		got, err := x.SubmitAndWait(ctx, created, time.Minute)
 		if err != nil {
 			t.Error(err)
 		}
@@ -144,7 +148,7 @@ func TestInlineSubmitLeftToTheWorker(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("the unfinished inline submit queued no task")
 		}
-		queued = svc.queue.(*submitRecorder).queued()
+		queued = queue.queued()
 	}
 	if len(queued) != 1 || queued[0] != id {
 		t.Fatalf("queued %v, want %s once", queued, id)
@@ -161,13 +165,13 @@ func TestInlineSubmitLeftToTheWorker(t *testing.T) {
 	f.reconciled()
 }
 
-// waitingFor blocks until svc has a waiter for id.
-func waitingFor(t *testing.T, svc *Service, id uuid.UUID) {
+// waitingFor blocks until x has a waiter for id.
+func waitingFor(t *testing.T, x *Dispatcher, id uuid.UUID) {
 	t.Helper()
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		svc.waiting.mu.Lock()
-		n := len(svc.waiting.byID[id])
-		svc.waiting.mu.Unlock()
+		x.waiting.mu.Lock()
+		n := len(x.waiting.byID[id])
+		x.waiting.mu.Unlock()
 		if n > 0 {
 			return
 		}
@@ -175,29 +179,25 @@ func waitingFor(t *testing.T, svc *Service, id uuid.UUID) {
 	t.Fatal("nobody waits")
 }
 
-// When another process holds the submit (the worker claimed it: the
-// inline submit left it over), the create is woken by the other process's
-// commit, published to it, without re-reading the row.
+// When another process holds the submit (the worker's: the inline submit
+// left it over), the create is woken by the other process's commit,
+// published to it, without re-reading the row.
 func TestWaiterWokenByAnotherProcessesCommit(t *testing.T) {
-	f, api, v := inlineFixture(t, time.Hour)
+	f, _, api, v, _ := inlineFixture(t, time.Hour)
 	ctx := context.Background()
-	worker := New(Options{DB: f.db, Vendors: api.vendors, SubmitLease: time.Minute,
-		Notifier: wakeFunc(func(ids []uuid.UUID) { api.Wake(ids...) })})
-	d := f.withAccount("1234567890")
-	claimedCopy := *d
-	if claimed, err := worker.claim(ctx, []*models.Disbursement{&claimedCopy}); err != nil || !claimed[d.ID] {
-		t.Fatalf("worker's claim: %v %v", claimed, err)
-	}
+	worker, _ := New(payouts.Options{DB: f.db, Vendors: vendors.NewRegistry(v.Vendor), SubmitLease: time.Minute},
+		Options{Notifier: wakeFunc(func(ids []uuid.UUID) { api.Wake(ids...) })})
+	d := f.withAccount(sandbox.AccountStaysRequested)
 	answered := make(chan *models.Disbursement, 1)
 	go func() {
-		got, err := api.SubmitAndWait(ctx, &Created{Disbursement: d}, time.Minute)
+		got, err := api.SubmitAndWait(ctx, &payouts.Created{Disbursement: d}, time.Minute)
 		if err != nil {
 			t.Error(err)
 		}
 		answered <- got
 	}()
 	waitingFor(t, api, d.ID)
-	if err := worker.move(ctx, &claimedCopy, Move{To: models.StatusRequested, Reason: "vendor accepted (test)"}); err != nil {
+	if err := worker.Submit(ctx, d.ID); err != nil {
 		t.Fatal(err)
 	}
 	got := <-answered
@@ -215,21 +215,17 @@ func TestWaiterWokenByAnotherProcessesCommit(t *testing.T) {
 // A lost publish (pub/sub is at most once) costs a re-check, not the
 // answer.
 func TestLostWakeIsCoveredByTheRecheck(t *testing.T) {
-	f, api, _ := inlineFixture(t, 5*time.Millisecond)
+	f, _, api, v, _ := inlineFixture(t, 5*time.Millisecond)
 	ctx := context.Background()
-	worker := New(Options{DB: f.db, Vendors: api.vendors, SubmitLease: time.Minute}) // publishes nothing
-	d := f.withAccount("1234567890")
-	claimedCopy := *d
-	if _, err := worker.claim(ctx, []*models.Disbursement{&claimedCopy}); err != nil {
-		t.Fatal(err)
-	}
+	worker, _ := New(payouts.Options{DB: f.db, Vendors: vendors.NewRegistry(v.Vendor), SubmitLease: time.Minute}, Options{}) // publishes nothing
+	d := f.withAccount(sandbox.AccountStaysRequested)
 	answered := make(chan *models.Disbursement, 1)
 	go func() {
-		got, _ := api.SubmitAndWait(ctx, &Created{Disbursement: d}, time.Minute)
+		got, _ := api.SubmitAndWait(ctx, &payouts.Created{Disbursement: d}, time.Minute)
 		answered <- got
 	}()
 	waitingFor(t, api, d.ID)
-	if err := worker.move(ctx, &claimedCopy, Move{To: models.StatusRequested, Reason: "vendor accepted (test)"}); err != nil {
+	if err := worker.Submit(ctx, d.ID); err != nil {
 		t.Fatal(err)
 	}
 	if got := <-answered; got.Status != models.StatusRequested {
@@ -244,7 +240,7 @@ func TestLostWakeIsCoveredByTheRecheck(t *testing.T) {
 // (answered VERIFIED), not the submit: the vendor's answer is applied, the
 // payout asked for once, and the books reconcile.
 func TestHangUpMidSubmitLeavesAConsistentPayout(t *testing.T) {
-	f, svc, v := inlineFixture(t, time.Hour)
+	f, svc, x, v, _ := inlineFixture(t, time.Hour)
 	v.reached, v.hold = make(chan struct{}, 1), make(chan struct{})
 	created := f.createInline(svc, "1234567890")
 	d := created.Disbursement
@@ -254,7 +250,7 @@ func TestHangUpMidSubmitLeavesAConsistentPayout(t *testing.T) {
 	var got *models.Disbursement
 	go func() {
 		defer wg.Done()
-		got, _ = svc.SubmitAndWait(ctx, created, time.Minute)
+		got, _ = x.SubmitAndWait(ctx, created, time.Minute)
 	}()
 	<-v.reached
 	hangUp()
@@ -265,7 +261,7 @@ func TestHangUpMidSubmitLeavesAConsistentPayout(t *testing.T) {
 	// The worker's task while the inline call is out: the attempt is
 	// counted already, the vendor does not know the reference yet, so the
 	// task is retried later without a second submit.
-	if err := svc.Submit(context.Background(), d.ID); !errors.Is(err, ErrOutcomeUnknown) {
+	if err := svc.Submit(context.Background(), d.ID); !errors.Is(err, payouts.ErrOutcomeUnknown) {
 		t.Fatalf("the worker's task while the inline submit is out: %v, want a retry", err)
 	}
 	close(v.hold)
@@ -292,13 +288,13 @@ func TestHangUpMidSubmitLeavesAConsistentPayout(t *testing.T) {
 // vendor that takes its time, each merchant waits about as long as the
 // vendor, not for the call before theirs as well. Both are paid once.
 func TestInlineSubmitDoesNotWaitForASlowCallBeforeIt(t *testing.T) {
-	f, svc, v := inlineFixture(t, time.Hour)
+	f, svc, x, v, _ := inlineFixture(t, time.Hour)
 	v.reached, v.hold = make(chan struct{}, 2), make(chan struct{})
 	var wg sync.WaitGroup
 	answers := make([]*models.Disbursement, 2)
-	submit := func(i int, created *Created) {
+	submit := func(i int, created *payouts.Created) {
 		wg.Go(func() {
-			got, err := svc.SubmitAndWait(context.Background(), created, time.Minute)
+			got, err := x.SubmitAndWait(context.Background(), created, time.Minute)
 			if err != nil {
 				t.Error(err)
 			}

@@ -1,4 +1,4 @@
-package payouts
+package dispatch
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/payouts"
 	"github.com/payoutd/payoutd/vendors"
 	"github.com/payoutd/payoutd/vendors/sandbox"
 )
@@ -32,9 +33,10 @@ func TestBusyWalletCreatesAndFinalisationsTogether(t *testing.T) {
 	f := newFixture(t, funds)
 	registry := vendors.NewRegistry(sandbox.NewSimBank(sandbox.Options{CompleteAfter: time.Nanosecond}))
 	queue := &submitRecorder{}
-	api := New(Options{DB: f.db, Vendors: registry, SubmitLease: time.Minute, SubmitInline: true, Queue: queue, WaitRecheck: 5 * time.Millisecond})
-	worker := New(Options{DB: f.db, Vendors: registry, SubmitLease: time.Minute,
-		Notifier: wakeFunc(func(ids []uuid.UUID) { api.Wake(ids...) })})
+	api, apiDispatch := New(payouts.Options{DB: f.db, Vendors: registry, SubmitLease: time.Minute, SubmitInline: true, Queue: queue},
+		Options{Queue: queue, WaitRecheck: 5 * time.Millisecond})
+	worker, _ := New(payouts.Options{DB: f.db, Vendors: registry, SubmitLease: time.Minute},
+		Options{Notifier: wakeFunc(func(ids []uuid.UUID) { apiDispatch.Wake(ids...) })})
 	ctx := context.Background()
 
 	// Sample the wallet while everything runs: available and lock never
@@ -66,7 +68,7 @@ func TestBusyWalletCreatesAndFinalisationsTogether(t *testing.T) {
 		go func() {
 			defer workers.Done()
 			for id := range toWorker {
-				if err := worker.Submit(ctx, id); err != nil && !errors.Is(err, ErrOutcomeUnknown) {
+				if err := worker.Submit(ctx, id); err != nil && !errors.Is(err, payouts.ErrOutcomeUnknown) {
 					t.Errorf("worker submit %s: %v", id, err)
 				}
 			}
@@ -84,8 +86,8 @@ func TestBusyWalletCreatesAndFinalisationsTogether(t *testing.T) {
 				account = sandbox.AccountSubmitRejected
 			}
 			waits := i%2 == 0
-			created, err := api.Create(ctx, f.client, CreateRequest{IdempotencyKey: fmt.Sprintf("busy-%d", i), WaitsForSubmit: waits,
-				Params: Params{WalletID: f.wallet.ID, Amount: amount, BankCode: "bca", AccountNo: account, TransferType: models.BIFAST}})
+			created, err := api.Create(ctx, f.client, payouts.CreateRequest{IdempotencyKey: fmt.Sprintf("busy-%d", i), WaitsForSubmit: waits,
+				Params: payouts.Params{WalletID: f.wallet.ID, Amount: amount, BankCode: "bca", AccountNo: account, TransferType: models.BIFAST}})
 			if errors.Is(err, models.ErrInsufficientBalance) {
 				return
 			}
@@ -100,7 +102,7 @@ func TestBusyWalletCreatesAndFinalisationsTogether(t *testing.T) {
 				toWorker <- created.Disbursement.ID
 				return
 			}
-			if _, err := api.SubmitAndWait(ctx, created, time.Minute); err != nil {
+			if _, err := apiDispatch.SubmitAndWait(ctx, created, time.Minute); err != nil {
 				t.Errorf("wait %d: %v", i, err)
 			}
 		}()

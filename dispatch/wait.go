@@ -1,8 +1,7 @@
-package payouts
+package dispatch
 
 import (
 	"context"
-	"log/slog"
 	"sync"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 
 	"github.com/payoutd/payoutd/internal/groupcommit"
 	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/payouts"
 )
 
 // Notifier tells the other processes that disbursements left VERIFIED, so
@@ -73,36 +73,37 @@ func (w *waiters) wake(ids []uuid.UUID) {
 // Wake wakes the creates of this process waiting for the disbursements:
 // the subscriber of the other processes' notifications calls it. Unknown
 // ids are ignored.
-func (s *Service) Wake(ids ...uuid.UUID) { s.waiting.wake(ids) }
+func (x *Dispatcher) Wake(ids ...uuid.UUID) { x.waiting.wake(ids) }
 
-// leftVerified wakes the local waiters of the disbursements that a commit
-// moved out of VERIFIED and tells the other processes.
-func (s *Service) leftVerified(ctx context.Context, ids []uuid.UUID) {
+// LeftVerified wakes the local waiters of the disbursements that a commit
+// moved out of VERIFIED and tells the other processes (payouts.Handoff).
+func (x *Dispatcher) LeftVerified(ctx context.Context, ids []uuid.UUID) {
 	if len(ids) == 0 {
 		return
 	}
-	s.waiting.wake(ids)
-	if s.notifier != nil {
-		s.notifier.Notify(ctx, ids)
+	x.waiting.wake(ids)
+	if x.notifier != nil {
+		x.notifier.Notify(ctx, ids)
 	}
 }
 
 // SubmitAndWait is a fresh create's bounded wait (DISBURSEMENT_SUBMIT_WAIT)
-// for its vendor's first answer. When Create submits inline
-// (Options.SubmitInline), the answer is that submit's, as committed, with
-// no re-read. Otherwise, or when the inline submit left the payout to the
-// worker, it waits to be woken by the commit that moves the payout out of
-// VERIFIED, re-reading it every WaitRecheck in case a wake-up was lost. It
-// returns the disbursement as then stored; a merchant who hangs up ends
-// the wait, never the submit.
-func (s *Service) SubmitAndWait(ctx context.Context, created *Created, wait time.Duration) (*models.Disbursement, error) {
+// for its vendor's first answer. When Create submitted inline
+// (payouts.Options.SubmitInline: the payout was handed to Claimed), the
+// answer is that submit's, as committed, with no re-read. Otherwise, or
+// when the inline submit left the payout to the worker, it waits to be
+// woken by the commit that moves the payout out of VERIFIED, re-reading it
+// every WaitRecheck in case a wake-up was lost. It returns the
+// disbursement as then stored; a merchant who hangs up ends the wait,
+// never the submit.
+func (x *Dispatcher) SubmitAndWait(ctx context.Context, created *payouts.Created, wait time.Duration) (*models.Disbursement, error) {
 	d := created.Disbursement
 	if d.Status != models.StatusVerified || wait <= 0 {
 		return d, nil
 	}
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
-	if sub := created.submitting; sub != nil {
+	if sub, _ := created.Inline.(*inlineSubmit); sub != nil {
 		select {
 		case <-ctx.Done():
 			return d, nil
@@ -115,16 +116,16 @@ func (s *Service) SubmitAndWait(ctx context.Context, created *Created, wait time
 			}
 		}
 	}
-	return s.waitForSubmit(ctx, d, deadline.C)
+	return x.waitForSubmit(ctx, d, deadline.C)
 }
 
 // waitForSubmit waits until d leaves VERIFIED (woken by the committing
 // process, or seen by a re-read) or until the deadline or the merchant
 // ends the wait.
-func (s *Service) waitForSubmit(ctx context.Context, d *models.Disbursement, deadline <-chan time.Time) (*models.Disbursement, error) {
-	woken, remove := s.waiting.add(d.ID)
+func (x *Dispatcher) waitForSubmit(ctx context.Context, d *models.Disbursement, deadline <-chan time.Time) (*models.Disbursement, error) {
+	woken, remove := x.waiting.add(d.ID)
 	defer remove()
-	recheck := time.NewTicker(s.waitRecheck)
+	recheck := time.NewTicker(x.waitRecheck)
 	defer recheck.Stop()
 	for {
 		select {
@@ -133,14 +134,14 @@ func (s *Service) waitForSubmit(ctx context.Context, d *models.Disbursement, dea
 		case <-deadline:
 			return d, nil
 		case <-woken:
-			current, err := s.Get(ctx, d.ID)
+			current, err := x.svc.Get(ctx, d.ID)
 			if err != nil && ctx.Err() != nil {
 				return d, nil // the merchant hung up
 			}
 			return current, err
 		case <-recheck.C:
-			s.waitRechecks.Add(1)
-			current, err := s.Get(ctx, d.ID)
+			x.waitRechecks.Add(1)
+			current, err := x.svc.Get(ctx, d.ID)
 			if err != nil {
 				if ctx.Err() != nil {
 					return d, nil
@@ -183,54 +184,31 @@ type inlineSubmit struct {
 }
 
 // newInlineSubmitter returns the group commit of the inline submits.
-func (s *Service) newInlineSubmitter() *groupcommit.Group[*inlineSubmit] {
+func (x *Dispatcher) newInlineSubmitter() *groupcommit.Group[*inlineSubmit] {
 	return &groupcommit.Group[*inlineSubmit]{MaxLeaders: inlineLoops, BusyAt: inlineBusyAt, BusyAfter: inlineBusyAfter,
-		Next: groupcommit.First[*inlineSubmit](maxInlineBatch), Run: s.writeInlineBatch, Observe: s.observeGroup("inline_submit")}
+		Next: groupcommit.First[*inlineSubmit](maxInlineBatch), Run: x.writeInlineBatch, Observe: x.svc.ObserveGroup("inline_submit")}
 }
 
-// startInlineSubmit queues a copy of d, stored with its attempt claimed,
-// for an inline batch.
-func (s *Service) startInlineSubmit(d *models.Disbursement) *inlineSubmit {
+// Claimed queues a copy of d, stored with its attempt claimed, for an
+// inline batch (payouts.Handoff); the create's SubmitAndWait waits for it.
+func (x *Dispatcher) Claimed(d *models.Disbursement) any {
 	sub := &inlineSubmit{d: *d, done: make(chan struct{})}
-	s.inline.Start(sub)
+	x.inline.Start(sub)
 	return sub
 }
 
-// writeInlineBatch submits one batch of inline submits and answers each.
-// The batch's context is not the requests' (a merchant hanging up must not
-// cut a vendor call in half); it ends when the earliest claim's submit
-// lease does, so that no call of the batch is still on its way once the
-// worker may take the payout over. A payout the batch does not finish (too
-// late for its lease, outcome unknown, a failed write) is queued for the
-// worker, which resolves it as any earlier attempt.
-func (s *Service) writeInlineBatch(group []*groupcommit.Request[*inlineSubmit]) {
-	now := s.clock()
-	var ds []*models.Disbursement
-	var leaseEnds time.Time
-	var leftover []*models.Disbursement
-	for _, r := range group {
-		d := &r.Item.d
-		if d.SubmitAttemptedAt == nil || !now.Before(d.SubmitAttemptedAt.Add(s.submitLease/2)) || !now.Before(d.LockExpiresAt) {
-			leftover = append(leftover, d)
-			continue
-		}
-		if ends := d.SubmitAttemptedAt.Add(s.submitLease); leaseEnds.IsZero() || ends.Before(leaseEnds) {
-			leaseEnds = ends
-		}
-		ds = append(ds, d)
+// writeInlineBatch submits one batch of inline submits
+// (payouts.Service.SubmitClaimed) and answers each. A payout the batch
+// does not finish (too late for its lease, outcome unknown, a failed
+// write) is queued for the worker, which resolves it as any earlier
+// attempt.
+func (x *Dispatcher) writeInlineBatch(group []*groupcommit.Request[*inlineSubmit]) {
+	ds := make([]*models.Disbursement, len(group))
+	for i, r := range group {
+		ds[i] = &r.Item.d
 	}
-	if len(ds) > 0 {
-		ctx, cancel := context.WithDeadline(context.Background(), leaseEnds)
-		for i, err := range s.submitClaimed(ctx, ds) {
-			if err != nil || ds[i].Status == models.StatusVerified {
-				slog.InfoContext(ctx, "inline submit left to the worker", slog.String("disbursement_id", ds[i].ID.String()), slog.Any("error", err))
-				leftover = append(leftover, ds[i])
-			}
-		}
-		cancel()
-	}
-	for _, d := range leftover {
-		s.queueSubmitTask(context.Background(), d)
+	for _, d := range x.svc.SubmitClaimed(ds) {
+		x.queueSubmitTask(context.Background(), d)
 	}
 	for _, r := range group {
 		r.Item.moved = r.Item.d.Status != models.StatusVerified
@@ -241,4 +219,4 @@ func (s *Service) writeInlineBatch(group []*groupcommit.Request[*inlineSubmit]) 
 
 // WaitRechecks is how many times waiting creates re-read their row because
 // no wake-up came (tests assert that a wake-up, not a re-check, answered).
-func (s *Service) WaitRechecks() int64 { return s.waitRechecks.Load() }
+func (x *Dispatcher) WaitRechecks() int64 { return x.waitRechecks.Load() }

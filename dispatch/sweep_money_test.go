@@ -1,4 +1,4 @@
-package payouts
+package dispatch
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/payouts"
 	"github.com/payoutd/payoutd/vendors"
 	"github.com/payoutd/payoutd/vendors/sandbox"
 )
@@ -52,9 +53,9 @@ func TestPayoutSweepGoesOnAfterAFailingItem(t *testing.T) {
 		ids = append(ids, d.ID)
 	}
 	queue := &failingQueue{fail: ids[1]}
-	svc := New(Options{DB: f.db, Vendors: vendors.NewRegistry(sandbox.NewSimBank(sandbox.Options{})), Queue: queue,
-		Now: func() time.Time { return now }})
-	report, err := svc.Sweep(context.Background())
+	_, x := New(payouts.Options{DB: f.db, Vendors: vendors.NewRegistry(sandbox.NewSimBank(sandbox.Options{})), Queue: queue,
+		Now: func() time.Time { return now }}, Options{Queue: queue})
+	report, err := x.Sweep(context.Background())
 	if err != nil || report.Polls != 2 || report.Unhandled != 1 {
 		t.Fatalf("sweep %+v %v", report, err)
 	}
