@@ -102,11 +102,11 @@ var openOneSQL = `WITH input(` + openColumns + `) AS (
 	    ), locked AS (
 	        ` + lockFundsSQL("$6", "$23", "$3", "$26", "$1::uuid") + `
 	    ), lock_lines AS (
-	        ` + ledgerLockLine + `
+	        ` + lockOneLine + `
 	    ), ` + openRowsSQL
 
-// ledgerLockLine is the lone create's payout_locked line (lockLinesSQL).
-var ledgerLockLine = lockLinesSQL(`(SELECT l.id, l.wallet_id, $6::bigint AS amount, l.balance, l.locked - $6::bigint AS before,
+// lockOneLine is the lone create's payout_locked line (lockLinesSQL).
+var lockOneLine = lockLinesSQL(`(SELECT l.id, l.wallet_id, $6::bigint AS amount, l.balance, l.locked - $6::bigint AS before,
 	            1::bigint AS n, l.statement_seq, l.updated_at FROM locked l) AS l`)
 
 // openManyArgs are openManySQL's arguments: one array per column, in the
