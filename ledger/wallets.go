@@ -58,26 +58,22 @@ import (
 // the statement wrote).
 func applyAll(tx *gorm.DB, changes map[uuid.UUID]*walletChange, now time.Time, ids []uuid.UUID, ps []Posting) error {
 	order := inIDOrder(changes)
-	for _, id := range order {
+	inOrder := make([]*walletChange, len(order))
+	for i, id := range order {
 		if err := checkLines(changes[id], id); err != nil {
 			return err
 		}
+		inOrder[i] = changes[id]
 	}
-	afters, err := models.DriverOf(tx).ApplyWalletChanges(tx, order, changes, ids, ps, now)
-	if err != nil {
+	refused, err := models.DriverOf(tx).ApplyWalletChanges(tx, order, inOrder, ids, ps, now)
+	if err != nil || refused == uuid.Nil {
 		return err
 	}
-	for _, id := range order {
-		if _, ok := afters[id]; !ok {
-			// Nothing of it changed: apply's update refuses it again and
-			// says why.
-			if _, err := apply(tx, changes[id], id, now); err != nil {
-				return err
-			}
-			return fmt.Errorf("ledger: wallet %s refused a change, then took it", id)
-		}
+	// Nothing of it changed: apply's update refuses it again and says why.
+	if _, err := apply(tx, changes[refused], refused, now); err != nil {
+		return err
 	}
-	return nil
+	return fmt.Errorf("ledger: wallet %s refused a change, then took it", refused)
 }
 
 // checkLines refuses a change whose statement lines do not add up to it

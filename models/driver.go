@@ -92,14 +92,13 @@ type MoneyDriver interface {
 	// change.Lines: false, and nothing written, when refused.
 	LockFunds(tx *gorm.DB, walletID uuid.UUID, change *WalletChange, now time.Time) (bool, error)
 	// ApplyWalletChanges inserts the postings (ledger transactions ids[i]
-	// for ps[i], with their entries) and applies each wallet's change in
-	// the order given (wallet id order) with its statement lines. It
-	// returns the rows the changes left, by wallet; a wallet whose guard
-	// refused its change has none (and on a database that applies them
-	// one by one, neither do the wallets after it): the caller reports
-	// why, and its transaction rolls back.
-	ApplyWalletChanges(tx *gorm.DB, order []uuid.UUID, changes map[uuid.UUID]*WalletChange, ids []uuid.UUID,
-		ps []Posting, now time.Time) (map[uuid.UUID]WalletAfter, error)
+	// for ps[i], with their entries) and applies changes[i] to wallet
+	// order[i], in that order (wallet id order), with its statement lines.
+	// It returns the first wallet, in order, whose guard refused its change
+	// (uuid.Nil when every wallet took its own): the caller reports why, and
+	// its transaction rolls back.
+	ApplyWalletChanges(tx *gorm.DB, order []uuid.UUID, changes []*WalletChange, ids []uuid.UUID,
+		ps []Posting, now time.Time) (refused uuid.UUID, err error)
 	// UpdateWallet applies one wallet's change to its row alone (no
 	// statement lines) with the guard ApplyWalletChanges uses: the lock
 	// covers the release and the balance stays within ±MaxBalance. false

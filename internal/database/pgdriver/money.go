@@ -2,6 +2,7 @@ package pgdriver
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -263,25 +264,36 @@ func (Driver) UpdateWallet(tx *gorm.DB, id uuid.UUID, c *models.WalletChange, no
 // transaction's connection but outside gorm, so its errors are translated
 // here as gorm does for its own: a connection that broke under it is the
 // database being unavailable (503), not an unknown failure (500).
-func (Driver) ApplyWalletChanges(tx *gorm.DB, order []uuid.UUID, changes map[uuid.UUID]*models.WalletChange, ids []uuid.UUID,
-	ps []models.Posting, now time.Time) (map[uuid.UUID]models.WalletAfter, error) {
-	afters := make(map[uuid.UUID]models.WalletAfter, len(order))
+func (Driver) ApplyWalletChanges(tx *gorm.DB, order []uuid.UUID, changes []*models.WalletChange, ids []uuid.UUID,
+	ps []models.Posting, now time.Time) (uuid.UUID, error) {
 	rows, err := QueryDirect(tx.Statement.Context, tx, applyAllSQL, append(applyAllArgs(order, changes, now), postingArgs(ids, ps)...)...)
 	if err != nil {
-		return nil, models.TranslateDBError(tx, err)
+		return uuid.Nil, models.TranslateDBError(tx, err)
 	}
 	defer rows.Close()
+	// The wallets updated: a move rarely touches more than the buffer
+	// holds, which then stays on the stack.
+	var buf [64]uuid.UUID
+	updated := buf[:0]
 	for rows.Next() {
 		var a models.WalletAfter
 		if err := rows.Scan(&a.ID, &a.Balance, &a.Locked, &a.StatementSeq, &a.UpdatedAt); err != nil {
-			return nil, models.TranslateDBError(tx, err)
+			return uuid.Nil, models.TranslateDBError(tx, err)
 		}
-		afters[a.ID] = a
+		updated = append(updated, a.ID)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, models.TranslateDBError(tx, err)
+		return uuid.Nil, models.TranslateDBError(tx, err)
 	}
-	return afters, nil
+	if len(updated) == len(order) {
+		return uuid.Nil, nil
+	}
+	for _, id := range order {
+		if !slices.Contains(updated, id) {
+			return id, nil
+		}
+	}
+	return uuid.Nil, nil
 }
 
 // applyAllSQL is ApplyWalletChanges' one statement. $1 the wallet ids in id order,
@@ -339,7 +351,7 @@ const applyAllSQL = `WITH txns AS (
 // applyAllArgs are applyAllSQL's arguments, as native arrays (the
 // statement runs on the transaction's connection, not through gorm, which
 // would expand them into lists).
-func applyAllArgs(order []uuid.UUID, changes map[uuid.UUID]*models.WalletChange, now time.Time) []any {
+func applyAllArgs(order []uuid.UUID, changes []*models.WalletChange, now time.Time) []any {
 	ids, balances, releases, counts := make([][16]byte, len(order)), make([]int64, len(order)), make([]int64, len(order)), make([]int64, len(order))
 	var (
 		wallets                 [][16]byte
@@ -356,7 +368,7 @@ func applyAllArgs(order []uuid.UUID, changes map[uuid.UUID]*models.WalletChange,
 		return &s
 	}
 	for i, id := range order {
-		c := changes[id]
+		c := changes[i]
 		ids[i], balances[i], releases[i], counts[i] = id, int64(c.Balance), int64(c.Release), int64(len(c.Lines))
 		for _, l := range c.Lines {
 			wallets = append(wallets, id)

@@ -97,31 +97,27 @@ func (Driver) UpdateWallet(tx *gorm.DB, id uuid.UUID, c *models.WalletChange, no
 	return rows[0], true, nil
 }
 
-// ApplyWalletChanges inserts the postings (one insert of the transactions
-// and one of their entries), updates each wallet in order (UpdateWallet),
-// stopping at the first that refuses, then inserts every wallet's
-// statement lines.
-func (d Driver) ApplyWalletChanges(tx *gorm.DB, order []uuid.UUID, changes map[uuid.UUID]*models.WalletChange, ids []uuid.UUID,
-	ps []models.Posting, now time.Time) (map[uuid.UUID]models.WalletAfter, error) {
+// ApplyWalletChanges inserts the postings (one insert of the
+// transactions and one of their entries), updates each wallet in order
+// (UpdateWallet), stopping at the first that refuses, then inserts every
+// wallet's statement lines.
+func (d Driver) ApplyWalletChanges(tx *gorm.DB, order []uuid.UUID, changes []*models.WalletChange, ids []uuid.UUID,
+	ps []models.Posting, now time.Time) (uuid.UUID, error) {
 	if err := insertPostings(tx, ids, ps, now); err != nil {
-		return nil, err
-	}
-	afters := make(map[uuid.UUID]models.WalletAfter, len(order))
-	for _, id := range order {
-		after, ok, err := d.UpdateWallet(tx, id, changes[id], now)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			return afters, nil
-		}
-		afters[id] = after
+		return uuid.Nil, err
 	}
 	var lines []models.StatementLine
-	for _, id := range order {
-		lines = append(lines, changes[id].StatementLines(id, afters[id])...)
+	for i, id := range order {
+		after, ok, err := d.UpdateWallet(tx, id, changes[i], now)
+		if err != nil {
+			return uuid.Nil, err
+		}
+		if !ok {
+			return id, nil
+		}
+		lines = append(lines, changes[i].StatementLines(id, after)...)
 	}
-	return afters, writeLines(tx, lines)
+	return uuid.Nil, writeLines(tx, lines)
 }
 
 // insertPostings writes the postings at now (ledger transactions ids[i]
