@@ -19,7 +19,7 @@ import (
 // A connection that breaks under the wallets' update (a PostgreSQL crash
 // or failover) is the database being unavailable, as under any other
 // statement: the API answers 503 and the vendor or merchant retries. The
-// update runs outside gorm (applyAllSQL), and its error once reached the
+// update runs outside gorm (the PostgreSQL driver's ApplyWalletChanges), and its error once reached the
 // API raw: a PostgreSQL failover fault run saw a vendor callback answered
 // 500 "unexpected EOF".
 func TestWalletUpdateOnABrokenConnectionIsUnavailable(t *testing.T) {

@@ -4,8 +4,9 @@
 // accounts are "wallet:<id>"; the other side is a system account
 // (models.AccountAdjustments, AccountPlatformFees, vendor clearing, ...).
 //
-// All SQL that writes wallets' balance or lock, or the ledger, is in
-// wallets.go, with the invariants it keeps. Reconcile checks the
+// What writes wallets' balance or lock, or the ledger, is decided in
+// wallets.go, with the invariants it keeps, and written by the database's
+// driver (models.MoneyDriver). Reconcile checks the
 // invariants an operator relies on.
 package ledger
 
@@ -22,22 +23,16 @@ import (
 	"github.com/payoutd/payoutd/models"
 )
 
-// Entry is one line of a posting: amount added to account (negative takes).
-type Entry struct {
-	Account string
-	Amount  models.Amount
-	// Line is the kind of the statement line a wallet entry makes; empty
-	// means the posting kind's usual one (lineKind).
-	Line models.StatementKind
-}
+// Entry is one line of a posting: amount added to account (negative
+// takes); its Line is the kind of the statement line a wallet entry makes,
+// empty for the posting kind's usual one (postingLine). It is the driver's
+// type (models.PostingEntry), so that a posting reaches the database's
+// statement as it was built.
+type Entry = models.PostingEntry
 
-// Posting is a balanced set of entries with what caused it.
-type Posting struct {
-	Kind      string // e.g. "adjustment", "payout", "settlement"
-	Memo      string
-	Reference string // id of the disbursement, payment, ... it records
-	Entries   []Entry
-}
+// Posting is a balanced set of entries with what caused it
+// (models.Posting).
+type Posting = models.Posting
 
 // ErrUnbalanced is returned for a posting whose entries do not sum to zero.
 var ErrUnbalanced = errors.New("ledger posting does not balance to zero")
@@ -101,27 +96,27 @@ func PostAll(tx *gorm.DB, now time.Time, ps []Posting, releases []Release) ([]uu
 			if walletID, ok := walletOf(e.Account); ok {
 				c := change(walletID)
 				var err error
-				if c.balance, err = c.balance.Add(e.Amount); err != nil {
+				if c.Balance, err = c.Balance.Add(e.Amount); err != nil {
 					return nil, fmt.Errorf("wallet %s: %w", walletID, err)
 				}
-				c.lines = append(c.lines, postingLine(p, e, ids[i]))
+				c.Lines = append(c.Lines, postingLine(p, e, ids[i]))
 			}
 		}
 	}
 	for _, r := range releases {
 		c := change(r.WalletID)
 		var err error
-		if c.release, err = c.release.Add(r.Amount); err != nil {
+		if c.Release, err = c.Release.Add(r.Amount); err != nil {
 			return nil, fmt.Errorf("release of wallet %s: %w", r.WalletID, err)
 		}
-		c.addRelease(r)
+		addRelease(c, r)
 	}
 	for id, c := range changes {
-		if err := c.check(id); err != nil {
+		if err := check(c, id); err != nil {
 			return nil, err
 		}
 	}
-	if err := applyAll(tx, changes, now, postingRows{ids: ids, ps: ps}); err != nil {
+	if err := applyAll(tx, changes, now, ids, ps); err != nil {
 		return nil, err
 	}
 	return ids, nil
@@ -154,55 +149,41 @@ func checkBalanced(p Posting) error {
 	return nil
 }
 
-// walletChange is what PostAll does to one wallet.
-type walletChange struct {
-	balance models.Amount // added to the balance
-	release models.Amount // taken off the lock
-	lock    models.Amount // added to the lock (LockFunds)
-	// lines are the statement lines of the change, in order; their
-	// balance changes sum to balance and their lock changes to -release.
-	lines []line
-}
+// walletChange is what PostAll does to one wallet: its Lines' balance
+// changes sum to Balance and their lock changes to Lock-Release.
+type walletChange = models.WalletChange
 
 // line is a statement line to write: what it records and its changes.
 // Its sequence number and the balances after it are known only once the
-// wallet's row is updated (statementRows).
-type line struct {
-	kind           models.StatementKind
-	balance        models.Amount // added to the balance
-	locked         models.Amount // added to the lock
-	disbursementID *uuid.UUID
-	paymentID      *uuid.UUID
-	txnID          *uuid.UUID
-	memo           string
-}
+// wallet's row is updated (the driver's ApplyWalletChanges).
+type line = models.StatementChange
 
 // postingLine is the statement line of a wallet entry e of posting p
 // (ledger transaction txnID). The posting's Reference names the
 // disbursement of a payout or return and the payment of a settlement.
 func postingLine(p Posting, e Entry, txnID uuid.UUID) line {
-	l := line{kind: e.Line, balance: e.Amount, txnID: &txnID, memo: p.Memo}
+	l := line{Kind: e.Line, Balance: e.Amount, TxnID: &txnID, Memo: p.Memo}
 	ref, err := uuid.Parse(p.Reference)
 	switch p.Kind {
 	case "payout", "return":
 		if err == nil {
-			l.disbursementID = &ref
+			l.DisbursementID = &ref
 		}
-		if l.kind == "" && p.Kind == "payout" {
-			l.kind = models.StatementPayoutDebited
-		} else if l.kind == "" {
-			l.kind = models.StatementPayoutReturned
+		if l.Kind == "" && p.Kind == "payout" {
+			l.Kind = models.StatementPayoutDebited
+		} else if l.Kind == "" {
+			l.Kind = models.StatementPayoutReturned
 		}
 	case "settlement":
 		if err == nil {
-			l.paymentID = &ref
+			l.PaymentID = &ref
 		}
-		if l.kind == "" {
-			l.kind = models.StatementPaymentSettled
+		if l.Kind == "" {
+			l.Kind = models.StatementPaymentSettled
 		}
 	}
-	if l.kind == "" {
-		l.kind = models.StatementAdjustment
+	if l.Kind == "" {
+		l.Kind = models.StatementAdjustment
 	}
 	return l
 }
@@ -211,39 +192,39 @@ func postingLine(p Posting, e Entry, txnID uuid.UUID) line {
 // its disbursement carry it when they take exactly its amount from the
 // balance (a paid payout: the lock becomes the debit, available does not
 // move), else it is a payout_released line (available gets it back).
-func (c *walletChange) addRelease(r Release) {
+func addRelease(c *walletChange, r Release) {
 	var debits []int
 	var taken models.Amount
-	for i, l := range c.lines {
-		if l.disbursementID != nil && *l.disbursementID == r.DisbursementID && l.locked == 0 && l.balance < 0 {
+	for i, l := range c.Lines {
+		if l.DisbursementID != nil && *l.DisbursementID == r.DisbursementID && l.Locked == 0 && l.Balance < 0 {
 			debits = append(debits, i)
-			taken -= l.balance
+			taken -= l.Balance
 		}
 	}
 	if r.DisbursementID != uuid.Nil && len(debits) > 0 && taken == r.Amount {
 		for _, i := range debits {
-			c.lines[i].locked = c.lines[i].balance
+			c.Lines[i].Locked = c.Lines[i].Balance
 		}
 		return
 	}
-	l := line{kind: models.StatementPayoutReleased, locked: -r.Amount}
+	l := line{Kind: models.StatementPayoutReleased, Locked: -r.Amount}
 	if r.DisbursementID != uuid.Nil {
 		id := r.DisbursementID
-		l.disbursementID = &id
+		l.DisbursementID = &id
 	}
-	c.lines = append(c.lines, l)
+	c.Lines = append(c.Lines, l)
 }
 
 // check refuses a change no wallet within its range could take: the
 // balance change more than twice MaxBalance, or a release outside
 // [0, MaxBalance]. What remains cannot overflow BIGINT in apply's
 // arithmetic (|balance| + |change| <= 3 * 10^18).
-func (c walletChange) check(id uuid.UUID) error {
-	if c.balance > 2*models.MaxBalance || c.balance < -2*models.MaxBalance {
-		return fmt.Errorf("%w: wallet %s cannot take a change of %s", models.ErrBalanceLimit, id, c.balance)
+func check(c *walletChange, id uuid.UUID) error {
+	if c.Balance > 2*models.MaxBalance || c.Balance < -2*models.MaxBalance {
+		return fmt.Errorf("%w: wallet %s cannot take a change of %s", models.ErrBalanceLimit, id, c.Balance)
 	}
-	if c.release < 0 || c.release > models.MaxBalance {
-		return fmt.Errorf("release lock: wallet %s: %s is not a lock", id, c.release)
+	if c.Release < 0 || c.Release > models.MaxBalance {
+		return fmt.Errorf("release lock: wallet %s: %s is not a lock", id, c.Release)
 	}
 	return nil
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/shopspring/decimal"
 	"gorm.io/gorm"
 
-	"github.com/payoutd/payoutd/internal/database"
 	"github.com/payoutd/payoutd/models"
 )
 
@@ -56,7 +55,8 @@ const StuckAfter = time.Hour
 //     payments, and the settlement fees their fees;
 //   - no settlement was refused (payments' settlement_error).
 //
-// Sums are exact whatever they add up to (see sumSQL): a figure beyond
+// Sums are exact whatever they add up to (the driver's ReconcileQuery
+// reads them as text, total): a figure beyond
 // int64 is shown, never an error, and a stored value that cannot be an
 // amount (a REAL on SQLite) is a failed invariant naming its row.
 //
@@ -67,11 +67,11 @@ const StuckAfter = time.Hour
 func Reconcile(ctx context.Context, db *gorm.DB, now time.Time) (*Report, error) {
 	report := &Report{CheckedAt: now.UTC(), SystemAccounts: map[string]string{}, Problems: []string{}, Warnings: []string{}}
 	var opts []*sql.TxOptions
-	dialect := database.DialectOfDB(db)
-	if dialect == database.Postgres {
-		opts = append(opts, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	drv := models.DriverOf(db)
+	if o := drv.SnapshotTxOptions(); o != nil {
+		opts = append(opts, o)
 	}
-	r := &reconciler{report: report, dialect: dialect, now: report.CheckedAt}
+	r := &reconciler{report: report, drv: drv, now: report.CheckedAt}
 	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		for _, check := range []func(*gorm.DB) error{
 			r.checkTransactions, r.checkWallets, r.checkLocks, r.checkStatements, r.checkPayoutAccounts, r.checkSettlements,
@@ -92,36 +92,13 @@ func Reconcile(ctx context.Context, db *gorm.DB, now time.Time) (*Report, error)
 
 // reconciler is one run of Reconcile.
 type reconciler struct {
-	report  *Report
-	dialect database.Dialect
-	now     time.Time
+	report *Report
+	drv    models.ReconcileDriver
+	now    time.Time
 }
 
 func (r *reconciler) problem(format string, args ...any) {
 	r.report.Problems = append(r.report.Problems, fmt.Sprintf(format, args...))
-}
-
-// sumSQL is an exact SUM of an integer column that cannot overflow, read
-// with a total. PostgreSQL's SUM(bigint) is numeric, read as text. SQLite's
-// SUM fails with "integer overflow" past int64, so it adds the high and the
-// low 32 bits of each value apart (neither sum can overflow before 2^31
-// rows) as "hi:lo", which total combines exactly; a REAL among the values
-// makes a sum that total refuses as impossible.
-func (r *reconciler) sumSQL(col string) string {
-	if r.dialect == database.Postgres {
-		return "CAST(SUM(" + col + ") AS TEXT)"
-	}
-	return "(CAST(SUM(" + col + " / 4294967296) AS TEXT) || ':' || CAST(SUM(" + col + " % 4294967296) AS TEXT))"
-}
-
-// nonZeroSQL is true for a group whose sum may be non-zero: exact on
-// PostgreSQL, a superset on SQLite (hi and lo may cancel out), which the
-// caller narrows with the exact total.
-func (r *reconciler) nonZeroSQL(col string) string {
-	if r.dialect == database.Postgres {
-		return "SUM(" + col + ") <> 0"
-	}
-	return "SUM(" + col + " / 4294967296) <> 0 OR SUM(" + col + " % 4294967296) <> 0"
 }
 
 // total is an exact sum or stored amount as read: nil (no rows) is zero;
@@ -204,10 +181,7 @@ func (r *reconciler) checkTransactions(tx *gorm.DB) error {
 		TransactionID string
 		Total         total
 	}
-	err := tx.Model(&models.LedgerEntry{}).
-		Select("transaction_id, " + r.sumSQL("amount") + " AS total").
-		Group("transaction_id").Having(r.nonZeroSQL("amount")).
-		Scan(&unbalanced).Error
+	err := r.drv.ReconcileQuery(tx, models.ReadUnbalancedTransactions).Scan(&unbalanced).Error
 	if err != nil {
 		return err
 	}
@@ -236,9 +210,7 @@ func (r *reconciler) checkWallets(tx *gorm.DB) error {
 		Locked  total
 		Entries total
 	}
-	err := tx.Raw(`SELECT w.id, w.balance, w.locked,
-	        (SELECT ` + r.sumSQL("e.amount") + ` FROM ledger_entries e WHERE e.account = 'wallet:' || w.id) AS entries
-	        FROM wallets w ORDER BY w.id`).Scan(&rows).Error
+	err := r.drv.ReconcileQuery(tx, models.ReadWalletEntries).Scan(&rows).Error
 	if err != nil {
 		return err
 	}
@@ -269,11 +241,7 @@ func (r *reconciler) systemBalances(tx *gorm.DB) error {
 		Account string
 		Total   total
 	}
-	err := tx.Model(&models.LedgerEntry{}).
-		Select("account, "+r.sumSQL("amount")+" AS total").
-		Where("account LIKE ?", "system:%").
-		Group("account").Order("account").
-		Scan(&rows).Error
+	err := r.drv.ReconcileQuery(tx, models.ReadAccountTotals, "system:%").Scan(&rows).Error
 	if err != nil {
 		return err
 	}
@@ -292,9 +260,7 @@ func (r *reconciler) checkLocks(tx *gorm.DB) error {
 		Locked total
 		Open   total
 	}
-	err := tx.Raw(`SELECT w.id, w.locked,
-	        (SELECT `+r.sumSQL("d.amount")+` FROM disbursements d WHERE d.wallet_id = w.id AND d.status IN ?) AS open
-	        FROM wallets w ORDER BY w.id`, openStatuses).Scan(&rows).Error
+	err := r.drv.ReconcileQuery(tx, models.ReadWalletLocks, openStatuses).Scan(&rows).Error
 	if err != nil {
 		return err
 	}
@@ -384,14 +350,12 @@ func (r *reconciler) paidDisbursements(tx *gorm.DB) (netByAccount map[string]*to
 		Net    total
 		Fees   total
 	}
-	err = tx.Model(&models.Disbursement{}).Select("vendor, "+r.sumSQL("net_amount")+" AS net, "+r.sumSQL("platform_fee")+" AS fees").
-		Where("status = ?", models.StatusSuccess).Group("vendor").Scan(&paid).Error
+	err = r.drv.ReconcileQuery(tx, models.ReadPaidByVendor, models.StatusSuccess).Scan(&paid).Error
 	if err != nil {
 		return nil, nil, refunded, err
 	}
 	var returnedFees total
-	err = tx.Model(&models.Disbursement{}).Select(r.sumSQL("platform_fee")+", "+r.sumSQL("refunded_fee")).
-		Where("status = ?", models.StatusReturned).Row().Scan(&returnedFees, &refunded)
+	err = r.drv.ReconcileQuery(tx, models.ReadFeesAndRefunds, models.StatusReturned).Row().Scan(&returnedFees, &refunded)
 	if err != nil {
 		return nil, nil, refunded, err
 	}
@@ -415,8 +379,7 @@ func (r *reconciler) clearingBalances(tx *gorm.DB) (map[string]*total, error) {
 		Account string
 		Total   total
 	}
-	err := tx.Model(&models.LedgerEntry{}).Select("account, "+r.sumSQL("amount")+" AS total").
-		Where("account LIKE ?", models.AccountVendorClearingPrefix+"%").Group("account").Scan(&clearing).Error
+	err := r.drv.ReconcileQuery(tx, models.ReadAccountTotals, models.AccountVendorClearingPrefix+"%").Scan(&clearing).Error
 	if err != nil {
 		return nil, err
 	}
@@ -475,8 +438,7 @@ func (r *reconciler) checkLateVendorResults(tx *gorm.DB) error {
 // with the fees they should add up to.
 func (r *reconciler) compareFees(tx *gorm.DB, kind string, want *total, of string) error {
 	var got total
-	err := tx.Raw(`SELECT `+r.sumSQL("e.amount")+` FROM ledger_entries e JOIN ledger_transactions t ON t.id = e.transaction_id
-	        WHERE e.account = ? AND t.kind = ?`, models.AccountPlatformFees, kind).Row().Scan(&got)
+	err := r.drv.ReconcileQuery(tx, models.ReadFeeEntries, models.AccountPlatformFees, kind).Row().Scan(&got)
 	if err != nil {
 		return err
 	}
@@ -491,12 +453,11 @@ func (r *reconciler) compareFees(tx *gorm.DB, kind string, want *total, of strin
 // settlement fees with theirs.
 func (r *reconciler) checkSettlements(tx *gorm.DB) error {
 	var settled, fees, clearing total
-	err := tx.Model(&models.Payment{}).Select(r.sumSQL("amount")+", "+r.sumSQL("platform_fee")).
-		Where("settled_at IS NOT NULL").Row().Scan(&settled, &fees)
+	err := r.drv.ReconcileQuery(tx, models.ReadSettledPayments).Row().Scan(&settled, &fees)
 	if err != nil {
 		return err
 	}
-	err = tx.Model(&models.LedgerEntry{}).Select(r.sumSQL("amount")).Where("account = ?", models.AccountAcquirerClearing).Row().Scan(&clearing)
+	err = r.drv.ReconcileQuery(tx, models.ReadAccountTotal, models.AccountAcquirerClearing).Row().Scan(&clearing)
 	if err != nil {
 		return err
 	}

@@ -9,9 +9,15 @@ import (
 	"testing"
 )
 
-// moneyFile is the one file allowed to write wallets' balance or lock and
-// the ledger, relative to the module root.
-const moneyFile = "ledger/wallets.go"
+// moneyFiles are the files allowed to write wallets' balance or lock and
+// the ledger, relative to the module root: each database driver's money
+// statements, under the invariants of ledger/wallets.go. Each maps to the
+// moneyWrites (by index) the patterns must find in it, so that a pattern
+// that stopped matching the code it guards fails too.
+var moneyFiles = map[string][]int{
+	"internal/database/pgdriver/money.go":     {0, 1},
+	"internal/database/sqlitedriver/money.go": {0, 2},
+}
 
 // moneyWrite is a way Go code can write money, with a sample it must
 // catch (so that a broken pattern cannot pass silently).
@@ -62,12 +68,13 @@ func (w moneyWrite) find(src []byte) [][]int {
 	return out
 }
 
-// Every write of money is in moneyFile, under the invariants written at
-// its top: no other non-test .go file of the module may contain SQL that
-// sets wallets.balance or wallets.locked, SQL or gorm code that inserts
-// ledger rows, or a gorm update of those columns. Code elsewhere calls the
-// ledger (Post, LockFunds, ReleaseLocks) or composes its SQL fragments.
-func TestMoneySQLStaysInWalletsGo(t *testing.T) {
+// Every write of money is in moneyFiles, the drivers' money statements,
+// under the invariants written at the top of ledger/wallets.go: no other
+// non-test .go file of the module may contain SQL that sets
+// wallets.balance or wallets.locked, SQL or gorm code that inserts ledger
+// rows, or a gorm update of those columns. Code elsewhere calls the ledger
+// (Post, LockFunds, ReleaseLocks, OpenDisbursements).
+func TestMoneySQLStaysInMoneyFiles(t *testing.T) {
 	for _, w := range moneyWrites {
 		if len(w.find([]byte(w.sample))) == 0 {
 			t.Fatalf("the pattern for %s misses its sample %q", w.what, w.sample)
@@ -81,6 +88,7 @@ func TestMoneySQLStaysInWalletsGo(t *testing.T) {
 		t.Fatalf("the module root is not %s: %v", root, err)
 	}
 	scanned := 0
+	seen := map[string]bool{}
 	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -105,9 +113,10 @@ func TestMoneySQLStaysInWalletsGo(t *testing.T) {
 			return err
 		}
 		scanned++
-		if rel == moneyFile {
+		if expect, ok := moneyFiles[rel]; ok {
 			// The patterns see the writes where they belong.
-			for _, w := range []int{0, 2} {
+			seen[rel] = true
+			for _, w := range expect {
 				if w := moneyWrites[w]; len(w.find(src)) == 0 {
 					t.Errorf("%s: no %s found: is the pattern still right?", rel, w.what)
 				}
@@ -117,13 +126,18 @@ func TestMoneySQLStaysInWalletsGo(t *testing.T) {
 		for _, w := range moneyWrites {
 			for _, loc := range w.find(src) {
 				line := 1 + strings.Count(string(src[:loc[0]]), "\n")
-				t.Errorf("%s:%d: %s outside %s: move it there, under its invariants", rel, line, w.what, moneyFile)
+				t.Errorf("%s:%d: %s outside the drivers' money files: move it there, under the invariants of ledger/wallets.go", rel, line, w.what)
 			}
 		}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	for f := range moneyFiles {
+		if !seen[f] {
+			t.Errorf("%s, a money file, is gone: update moneyFiles", f)
+		}
 	}
 	if scanned < 50 {
 		t.Fatalf("scanned only %d .go files under %s", scanned, root)

@@ -1,6 +1,7 @@
 // Package models is the domain of the payout service: clients and their
-// credentials, wallets, money, the domain errors every layer shares, and the
-// gorm-backed store that reads and writes them.
+// credentials, wallets, money, the domain errors every layer shares, the
+// gorm-backed store that reads and writes them, and the Driver the domain
+// runs what differs between PostgreSQL and SQLite through (DriverOf).
 //
 // It knows nothing of HTTP or queues. Request and response shapes live in
 // package api, task payloads in package tasks.

@@ -9,8 +9,6 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
-
-	"github.com/payoutd/payoutd/internal/database"
 )
 
 // Store reads and writes clients, credentials and wallets. Public methods
@@ -208,40 +206,9 @@ func (s *Store) FindClientWallet(ctx context.Context, clientID, walletID uuid.UU
 // batched wallet reads, api/walletreads.go). One query for many ids costs
 // PostgreSQL and the API about what one id does.
 //
-// On PostgreSQL the ids go as one uuid[]: the statement's text is the same
-// for every group size, so each connection prepares and plans it once (a
-// list of placeholders was a statement of its own for every size).
+// On PostgreSQL the ids go as one uuid[] (the driver's FindWallets).
 func (s *Store) FindWallets(ctx context.Context, ids []uuid.UUID) ([]Wallet, error) {
-	const columns = `SELECT id, client_id, name, vendor, state, is_default, balance, locked, created_at, updated_at FROM wallets`
-	var (
-		rows *sql.Rows
-		err  error
-	)
-	if s.DB.Dialector.Name() == "postgres" {
-		array := make([][16]byte, len(ids))
-		for i, id := range ids {
-			array[i] = id
-		}
-		rows, err = database.QueryDirect(ctx, s.DB, columns+` WHERE id = ANY($1::uuid[])`, array)
-	} else {
-		rows, err = s.DB.WithContext(ctx).Raw(columns+` WHERE id IN ?`, ids).Rows()
-	}
-	if err != nil {
-		return nil, TranslateDBError(s.DB, err)
-	}
-	defer rows.Close()
-	wallets := make([]Wallet, 0, len(ids))
-	for rows.Next() {
-		var w Wallet
-		if err := rows.Scan(&w.ID, &w.ClientID, &w.Name, &w.Vendor, &w.State, &w.IsDefault, &w.Balance, &w.Locked, &w.CreatedAt, &w.UpdatedAt); err != nil {
-			return nil, TranslateDBError(s.DB, err)
-		}
-		wallets = append(wallets, w)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, TranslateDBError(s.DB, err)
-	}
-	return wallets, nil
+	return DriverOf(s.DB).FindWallets(ctx, s.DB, ids)
 }
 
 // ListClientWallets returns the client's provisioned wallets, oldest first.

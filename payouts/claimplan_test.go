@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/payoutd/payoutd/internal/database"
+	"github.com/payoutd/payoutd/internal/database/pgdriver"
 	"github.com/payoutd/payoutd/models"
 )
 
@@ -31,7 +32,8 @@ func TestClaimRunsItsChoiceOnceBehindABacklog(t *testing.T) {
 	for range 300 {
 		f.stored(models.StatusVerified, models.Rupiah(10_000))
 	}
-	query, args := claimDueStatement(f.db, time.Now(), time.Minute, []string{"simbank"}, 64)
+	now := time.Now()
+	query, args := pgdriver.ClaimDueStatement(now, now.Add(time.Minute), []string{"simbank"}, 64)
 	tx := f.db.Begin()
 	defer tx.Rollback() // EXPLAIN ANALYZE runs the update: keep the rows due
 	var plan string

@@ -4,11 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"time"
 
-	"gorm.io/gorm"
-
-	"github.com/payoutd/payoutd/ledger"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/vendors"
 )
@@ -73,9 +69,9 @@ func (s *Service) claimDue(ctx context.Context, limit int) ([]*models.Disburseme
 		return nil, nil // every vendor held back by its breaker
 	}
 	db := s.db.WithContext(ctx)
-	query, args := claimDueStatement(db, s.clock(), s.submitLease+sweepGrace, ready, limit)
-	var rows []models.Disbursement
-	if err := db.Raw(query, args...).Scan(&rows).Error; err != nil {
+	now := s.clock()
+	rows, err := models.DriverOf(db).ClaimDueSubmits(db, now, now.Add(s.submitLease+sweepGrace), ready, limit)
+	if err != nil {
 		return nil, err
 	}
 	ds := make([]*models.Disbursement, len(rows))
@@ -83,18 +79,6 @@ func (s *Service) claimDue(ctx context.Context, limit int) ([]*models.Disburseme
 		ds[i] = &rows[i]
 	}
 	return ds, nil
-}
-
-// claimDueStatement is claimDue's statement: up to limit due payouts of
-// the ready vendors, created and still locked at now, claimed with a lease
-// that ends lease after now.
-func claimDueStatement(db *gorm.DB, now time.Time, lease time.Duration, ready []string, limit int) (string, []any) {
-	return `UPDATE disbursements
-		SET submit_attempts = 1, submit_attempted_at = ?, next_check_at = ?, updated_at = ?
-		WHERE id IN (SELECT id FROM disbursements
-		        WHERE ` + submitDue + ` AND lock_expires_at > ? AND created_at <= ? AND vendor IN ?
-		        ORDER BY next_check_at LIMIT ?` + ledger.SkipLocked(db) + `)
-		RETURNING *`, []any{now, now.Add(lease), now, now, now, ready, limit}
 }
 
 // AnyDue reads whether a payout waits for its first submit on a vendor

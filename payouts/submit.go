@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/payoutd/payoutd/ledger"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/vendors"
 )
@@ -171,15 +170,11 @@ func (s *Service) claim(ctx context.Context, ds []*models.Disbursement) (map[uui
 		byAttempts[d.SubmitAttempts] = append(byAttempts[d.SubmitAttempts], d.ID)
 	}
 	for attempts, ids := range byAttempts {
-		var got []uuid.UUID
 		// One statement that locks the rows in id order (ledger's lock
 		// order) before it updates them, so that the claim cannot deadlock
 		// with a transaction moving some of them.
 		db := s.db.WithContext(ctx)
-		err := db.Raw(`UPDATE disbursements
-				SET submit_attempts = ?, submit_attempted_at = ?, next_check_at = ?, updated_at = ?
-				WHERE `+ledger.PayoutsInLockOrder(db)+` AND status = ? AND submit_attempts = ? AND lock_expires_at > ?
-				RETURNING id`, attempts+1, now, next, now, ids, models.StatusVerified, attempts, now).Scan(&got).Error
+		got, err := models.DriverOf(db).ClaimSubmits(db, ids, attempts, now, next)
 		if err != nil {
 			return nil, err
 		}

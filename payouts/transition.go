@@ -4,15 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
 	"gorm.io/gorm"
 
-	"github.com/payoutd/payoutd/internal/database"
 	"github.com/payoutd/payoutd/ledger"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/webhooks"
@@ -90,7 +87,7 @@ func transitionAll(tx *gorm.DB, groups []pathGroup, now time.Time) ([]uuid.UUID,
 	}
 	// One group (the usual batch) takes its locks in its own statements,
 	// in the same order: its status update locks its payout rows in id
-	// order (ledger.PayoutsInLockOrder), and the money's updates lock the
+	// order (the driver's MovePayouts with lock), and the money's updates lock the
 	// wallets' rows in id order. Several groups lock every row first.
 	inline := moving == 1
 	if !inline {
@@ -127,11 +124,6 @@ func transitionAll(tx *gorm.DB, groups []pathGroup, now time.Time) ([]uuid.UUID,
 		if done[i].ids == nil {
 			continue
 		}
-		if database.DialectOfDB(tx) != database.Postgres { // there writeStatus wrote them
-			if err := audit(tx, done[i].ids, done[i].from, g.path, now); err != nil {
-				return nil, err
-			}
-		}
 		recorded, err := recordEvents(tx, g.ds, g.path, now)
 		if err != nil {
 			return nil, err
@@ -156,16 +148,16 @@ func transitionAll(tx *gorm.DB, groups []pathGroup, now time.Time) ([]uuid.UUID,
 
 // writeStatus checks every move of path against the transition table and
 // writes the rows' new status and columns with one update, guarded by the
-// status they were read in (and the submit attempts when a move says so);
-// on PostgreSQL the update writes the path's audit lines too
-// (writeStatusAudited).
-// It returns the status the path ends in. With lock, the update takes the
-// rows' locks in id order itself (the caller has not).
+// status they were read in (and the submit attempts when a move says so),
+// and the path's audit lines (the driver's MovePayouts: on PostgreSQL one
+// statement). It returns the status the path ends in. With lock, the
+// update takes the rows' locks in id order itself (the caller has not).
 func writeStatus(tx *gorm.DB, ids []uuid.UUID, from models.DisbursementStatus, path []Move, now time.Time, lock bool) (models.DisbursementStatus, error) {
 	updates := map[string]any{"updated_at": now}
 	var guard *int
 	at := from
-	for _, m := range path {
+	steps := make([]models.TransitionStep, len(path))
+	for i, m := range path {
 		if !at.CanMoveTo(m.To) {
 			return "", fmt.Errorf("%w: %s → %s for %s", models.ErrTransitionRefused, at, m.To, namesOf(ids))
 		}
@@ -173,91 +165,18 @@ func writeStatus(tx *gorm.DB, ids []uuid.UUID, from models.DisbursementStatus, p
 		if m.IfSubmitAttempts != nil {
 			guard = m.IfSubmitAttempts
 		}
+		steps[i] = models.TransitionStep{From: at, To: m.To, Reason: m.Reason}
 		at = m.To
 	}
-	if database.DialectOfDB(tx) == database.Postgres {
-		return at, writeStatusAudited(tx, ids, from, path, now, updates, lock, guard)
+	moved, err := models.DriverOf(tx).MovePayouts(tx, models.PayoutMove{IDs: ids, From: from, Set: updates,
+		IfSubmitAttempts: guard, Steps: steps, At: now, Lock: lock})
+	if err != nil {
+		return "", err
 	}
-	rows := "id IN ?"
-	if lock {
-		rows = ledger.PayoutsInLockOrder(tx)
-	}
-	guarded := tx.Model(&models.Disbursement{}).Where(rows+" AND status = ?", ids, from)
-	if guard != nil {
-		guarded = guarded.Where("submit_attempts = ?", *guard)
-	}
-	res := guarded.Updates(updates)
-	if res.Error != nil {
-		return "", res.Error
-	}
-	if res.RowsAffected != int64(len(ids)) {
+	if moved != int64(len(ids)) {
 		return "", fmt.Errorf("%w: %s no longer %s", models.ErrStaleStatus, describe(ids), from)
 	}
 	return at, nil
-}
-
-// writeStatusAudited is writeStatus's update on PostgreSQL, with the
-// path's audit lines (audit) written by the same statement: one round trip
-// fewer while the payouts' rows are held. The ids go as one uuid[], so
-// that the statement's text does not change with the batch's size and
-// PostgreSQL plans it once per connection, not at every batch (a list of
-// placeholders made each size a statement of its own, planned each time).
-func writeStatusAudited(tx *gorm.DB, ids []uuid.UUID, from models.DisbursementStatus, path []Move, now time.Time,
-	updates map[string]any, lock bool, guard *int) error {
-	columns := make([]string, 0, len(updates))
-	for column := range updates {
-		columns = append(columns, column)
-	}
-	slices.Sort(columns)
-	var sql strings.Builder
-	args := make([]any, 0, len(columns)+4+3*len(path))
-	param := func(v any) string {
-		args = append(args, v)
-		return "$" + strconv.Itoa(len(args))
-	}
-	sql.WriteString("WITH moved AS (\n\tUPDATE disbursements SET ")
-	for i, column := range columns {
-		if i > 0 {
-			sql.WriteString(", ")
-		}
-		sql.WriteString(column + " = " + param(updates[column]))
-	}
-	array := make([][16]byte, len(ids))
-	for i, id := range ids {
-		array[i] = id
-	}
-	rows := "id = ANY(" + param(array) + "::uuid[])"
-	if lock { // as ledger.PayoutsInLockOrder, with the array
-		rows = "id IN (SELECT id FROM disbursements WHERE " + rows + " ORDER BY id FOR NO KEY UPDATE)"
-	}
-	sql.WriteString(" WHERE " + rows + " AND status = " + param(string(from)))
-	if guard != nil {
-		sql.WriteString(" AND submit_attempts = " + param(*guard))
-	}
-	sql.WriteString(` RETURNING id
-	), audited AS (
-	    INSERT INTO disbursement_transitions (disbursement_id, from_status, to_status, reason, created_at)
-	    SELECT moved.id, s.from_status, s.to_status, s.reason, ` + param(now) + `::timestamptz FROM moved CROSS JOIN (VALUES `)
-	at := from
-	for i, m := range path {
-		if i > 0 {
-			sql.WriteString(", ")
-		}
-		sql.WriteString("(" + param(string(at)) + "::text, " + param(string(m.To)) + "::text, " + param(m.Reason) + "::text, " + strconv.Itoa(i) + ")")
-		at = m.To
-	}
-	sql.WriteString(`) AS s(from_status, to_status, reason, step)
-	    ORDER BY moved.id, s.step
-	)
-	SELECT count(*) FROM moved`)
-	moved, err := countOf(tx, sql.String(), args)
-	if err != nil {
-		return models.TranslateDBError(tx, err)
-	}
-	if moved != int64(len(ids)) {
-		return fmt.Errorf("%w: %s no longer %s", models.ErrStaleStatus, describe(ids), from)
-	}
-	return nil
 }
 
 // movesMoney reports whether a path from from to to changes wallets
@@ -475,51 +394,10 @@ func postReturns(tx *gorm.DB, ds []*models.Disbursement, now time.Time) error {
 	return err
 }
 
-// audit appends one line per disbursement and move to their trails, in
-// one insert.
-func audit(tx *gorm.DB, ids []uuid.UUID, from models.DisbursementStatus, path []Move, now time.Time) error {
-	var sql strings.Builder
-	sql.WriteString(`INSERT INTO disbursement_transitions (disbursement_id, from_status, to_status, reason, created_at) VALUES `)
-	args := make([]any, 0, 5*len(ids)*len(path))
-	for i, id := range ids {
-		at := from
-		for j, m := range path {
-			if i > 0 || j > 0 {
-				sql.WriteString(", ")
-			}
-			sql.WriteString("(?, ?, ?, ?, ?)")
-			args = append(args, id, string(at), string(m.To), m.Reason, now)
-			at = m.To
-		}
-	}
-	return tx.Exec(sql.String(), args...).Error
-}
-
 func idsOf(ds []*models.Disbursement) []uuid.UUID {
 	ids := make([]uuid.UUID, len(ds))
 	for i, d := range ds {
 		ids[i] = d.ID
 	}
 	return ids
-}
-
-// countOf runs a statement whose one row is a count, on tx's connection
-// outside gorm (database.QueryDirect).
-func countOf(tx *gorm.DB, query string, args []any) (int64, error) {
-	rows, err := database.QueryDirect(tx.Statement.Context, tx, query, args...)
-	if err != nil {
-		return 0, err
-	}
-	defer rows.Close()
-	var n int64
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return 0, err
-		}
-		return 0, errors.New("payouts: the count statement returned no row")
-	}
-	if err := rows.Scan(&n); err != nil {
-		return 0, err
-	}
-	return n, rows.Close()
 }

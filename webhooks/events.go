@@ -3,13 +3,11 @@ package webhooks
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"github.com/payoutd/payoutd/internal/database"
 	"github.com/payoutd/payoutd/models"
 )
 
@@ -57,9 +55,10 @@ func Record(tx *gorm.DB, e NewEvent, now time.Time) (*models.WebhookEvent, error
 // RecordAll is Record for several events in a fixed number of statements
 // (a state change applied to a batch of disbursements): events of one
 // subject are numbered in the order given, after those already stored.
-// On PostgreSQL it is one statement (recordAllSQL), which reads the
-// clients' URLs and the subjects' last numbers itself: every round trip
-// inside a move's transaction is time its rows stay locked.
+// On PostgreSQL it is one statement, which reads the clients' URLs and
+// the subjects' last numbers itself: every round trip inside a move's
+// transaction is time its rows stay locked (the driver's
+// RecordWebhookEvents).
 func RecordAll(tx *gorm.DB, es []NewEvent, now time.Time) ([]models.WebhookEvent, error) {
 	if len(es) == 0 {
 		return nil, nil
@@ -76,136 +75,7 @@ func RecordAll(tx *gorm.DB, es []NewEvent, now time.Time) ([]models.WebhookEvent
 		events[i] = models.WebhookEvent{ID: id, ClientID: e.ClientID, Event: e.Event, SubjectID: e.SubjectID,
 			Target: e.Target, Body: string(body), State: models.WebhookPending, NextAttemptAt: &due, CreatedAt: now, UpdatedAt: now}
 	}
-	if database.DialectOfDB(tx) == database.Postgres {
-		return events, recordInOneStatement(tx, events, now)
-	}
-	return events, recordInSteps(tx, events)
-}
-
-// recordInSteps numbers events after their subjects' stored ones, keeps
-// those of clients without a URL for their target as no_url, and inserts
-// them: a read of the clients, one of the numbers, one insert.
-func recordInSteps(tx *gorm.DB, events []models.WebhookEvent) error {
-	clientIDs := make([]uuid.UUID, 0, len(events))
-	subjectIDs := make([]uuid.UUID, 0, len(events))
-	for _, e := range events {
-		clientIDs = append(clientIDs, e.ClientID)
-		subjectIDs = append(subjectIDs, e.SubjectID)
-	}
-	var clients []models.Client
-	if err := tx.Select("id, payout_webhook_url, payment_webhook_url").Where("id IN ?", clientIDs).Find(&clients).Error; err != nil {
-		return fmt.Errorf("webhook event clients: %w", err)
-	}
-	clientByID := make(map[uuid.UUID]*models.Client, len(clients))
-	for i := range clients {
-		clientByID[clients[i].ID] = &clients[i]
-	}
-	var last []struct {
-		SubjectID uuid.UUID
-		Sequence  int
-	}
-	if err := tx.Model(&models.WebhookEvent{}).Select("subject_id, MAX(sequence) AS sequence").
-		Where("subject_id IN ?", subjectIDs).Group("subject_id").Scan(&last).Error; err != nil {
-		return err
-	}
-	sequence := make(map[uuid.UUID]int, len(last))
-	for _, l := range last {
-		sequence[l.SubjectID] = l.Sequence
-	}
-	for i := range events {
-		e := &events[i]
-		client := clientByID[e.ClientID]
-		if client == nil {
-			return fmt.Errorf("webhook event for client %s: %w", e.ClientID, gorm.ErrRecordNotFound)
-		}
-		sequence[e.SubjectID]++
-		e.Sequence = sequence[e.SubjectID]
-		if urlFor(client, e.Target) == "" {
-			e.State, e.NextAttemptAt = models.WebhookNoURL, nil
-		}
-	}
-	return tx.Create(&events).Error
-}
-
-// recordAllSQL is recordInSteps as one PostgreSQL statement: $1 to $6 the
-// events' ids, clients, names, subjects, targets and bodies, in order; $7
-// models.TargetPayment, $8 and $9 the states pending and no_url, $10 the
-// time. Each subject's events are numbered in the order given after its
-// last stored one (rows of the statement itself are not yet visible to
-// its max), and an event of a client without a URL for its target is
-// no_url with no due time.
-const recordAllSQL = `WITH e AS (
-	        SELECT e.*, row_number() OVER (PARTITION BY e.subject_id ORDER BY e.ord) AS n
-	        FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::uuid[], $5::text[], $6::text[])
-	            WITH ORDINALITY AS e(id, client_id, event, subject_id, target, body, ord)
-	    ), x AS (
-	        SELECT e.*, CASE WHEN e.target = $7 THEN c.payment_webhook_url ELSE c.payout_webhook_url END = '' AS no_url
-	        FROM e JOIN clients c ON c.id = e.client_id
-	    )
-	    INSERT INTO webhook_events (id, client_id, event, subject_id, sequence, target, body, state, attempts,
-	        next_attempt_at, delivered_at, created_at, updated_at)
-	    SELECT x.id, x.client_id, x.event, x.subject_id,
-	        COALESCE((SELECT max(w.sequence) FROM webhook_events w WHERE w.subject_id = x.subject_id), 0) + x.n,
-	        x.target, x.body, CASE WHEN x.no_url THEN $9 ELSE $8 END, 0,
-	        CASE WHEN x.no_url THEN NULL ELSE $10::timestamptz END, NULL, $10, $10
-	    FROM x ORDER BY x.ord
-	    RETURNING id, sequence, state`
-
-// recordInOneStatement is recordInSteps on PostgreSQL (recordAllSQL),
-// run on tx's connection outside gorm, which would expand the arrays.
-func recordInOneStatement(tx *gorm.DB, events []models.WebhookEvent, now time.Time) error {
-	n := len(events)
-	ids, clients, subjects := make([][16]byte, n), make([][16]byte, n), make([][16]byte, n)
-	names, targets, bodies := make([]string, n), make([]string, n), make([]string, n)
-	for i, e := range events {
-		ids[i], clients[i], subjects[i] = e.ID, e.ClientID, e.SubjectID
-		names[i], targets[i], bodies[i] = e.Event, string(e.Target), e.Body
-	}
-	rows, err := database.QueryDirect(tx.Statement.Context, tx, recordAllSQL, ids, clients, names, subjects, targets, bodies,
-		string(models.TargetPayment), string(models.WebhookPending), string(models.WebhookNoURL), now.UTC())
-	if err != nil {
-		return models.TranslateDBError(tx, err)
-	}
-	defer rows.Close()
-	byID := make(map[uuid.UUID]*models.WebhookEvent, n)
-	for i := range events {
-		byID[events[i].ID] = &events[i]
-	}
-	stored := 0
-	for rows.Next() {
-		var id uuid.UUID
-		var sequence int
-		var state string
-		if err := rows.Scan(&id, &sequence, &state); err != nil {
-			return models.TranslateDBError(tx, err)
-		}
-		e := byID[id]
-		e.Sequence, e.State = sequence, models.WebhookState(state)
-		if e.State == models.WebhookNoURL {
-			e.NextAttemptAt = nil
-		}
-		stored++
-	}
-	if err := rows.Err(); err != nil {
-		return models.TranslateDBError(tx, err)
-	}
-	if stored != n {
-		// The join found no client for some: what recordInSteps says.
-		for _, e := range events {
-			if e.Sequence == 0 {
-				return fmt.Errorf("webhook event for client %s: %w", e.ClientID, gorm.ErrRecordNotFound)
-			}
-		}
-	}
-	return nil
-}
-
-// urlFor is the display form of the client's URL for t: "" when none is set.
-func urlFor(c *models.Client, t models.WebhookTarget) string {
-	if t == models.TargetPayment {
-		return c.PaymentWebhookURL
-	}
-	return c.PayoutWebhookURL
+	return events, models.DriverOf(tx).RecordWebhookEvents(tx, events, now)
 }
 
 // disbursementData is the data of disbursement events.

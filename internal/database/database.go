@@ -21,12 +21,14 @@ import (
 
 	"github.com/glebarez/sqlite"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
+
+	"github.com/payoutd/payoutd/internal/database/pgdriver"
+	"github.com/payoutd/payoutd/internal/database/sqlitedriver"
 )
 
 //go:embed migrations/postgres/*.sql migrations/sqlite/*.sql
@@ -52,7 +54,10 @@ func DialectOf(databaseURL string) (Dialect, error) {
 	return "", errors.New("DATABASE_URL must start with postgres://, postgresql://, sqlite:// or file:")
 }
 
-// Open connects to the database named by databaseURL. It does not migrate.
+// Open connects to the database named by databaseURL and installs the
+// domain's driver of its dialect (models.Driver: pgdriver or sqlitedriver),
+// which every session and transaction of the handle shares. It does not
+// migrate.
 func Open(databaseURL string) (*gorm.DB, error) {
 	dialect, err := DialectOf(databaseURL)
 	if err != nil {
@@ -84,6 +89,10 @@ func Open(databaseURL string) (*gorm.DB, error) {
 			pool.Close()
 			return nil, fmt.Errorf("open postgres: %w", err)
 		}
+		if err := db.Use(pgdriver.New()); err != nil {
+			pool.Close()
+			return nil, fmt.Errorf("open postgres: %w", err)
+		}
 		sqlDB, err := db.DB()
 		if err != nil {
 			return nil, err
@@ -95,6 +104,9 @@ func Open(databaseURL string) (*gorm.DB, error) {
 	default:
 		db, err := gorm.Open(sqlite.Open(sqliteDSN(databaseURL)), cfg)
 		if err != nil {
+			return nil, fmt.Errorf("open sqlite: %w", err)
+		}
+		if err := db.Use(sqlitedriver.New()); err != nil {
 			return nil, fmt.Errorf("open sqlite: %w", err)
 		}
 		sqlDB, err := db.DB()
@@ -217,13 +229,7 @@ func MigrationFiles(dialect Dialect) (fs.FS, error) {
 // IsRetryable reports whether err is PostgreSQL giving up a transaction
 // that may simply be run again: a deadlock (40P01) or a serialization
 // failure (40001).
-func IsRetryable(err error) bool {
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		return pgErr.Code == "40P01" || pgErr.Code == "40001"
-	}
-	return false
-}
+func IsRetryable(err error) bool { return pgdriver.IsRetryable(err) }
 
 // DefaultMaxConns is how many PostgreSQL connections a process opens at
 // most unless DATABASE_MAX_CONNS says otherwise (LimitConns).

@@ -9,6 +9,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
+
+	"github.com/payoutd/payoutd/internal/database/pgdriver"
 )
 
 // slowThreshold is when a statement is slow enough to log.
@@ -71,16 +73,9 @@ func expected(err error) bool {
 }
 
 // QueryDirect runs query on db's connection (its transaction's, inside
-// one) without gorm's callbacks: for the hot statements that bind arrays,
-// which gorm would expand, and scan their own rows. It is logged as gorm
-// logs its statements, when slow or failed for an unexpected reason and
-// without its values, so that the money statements that take this way are
-// seen too. The time is until the first row is ready: the statement has
-// run by then (each of them writes in a data-modifying CTE, or is one
-// indexed read).
+// one) without gorm's callbacks, logged as gorm logs its statements: the
+// PostgreSQL driver's (pgdriver.QueryDirect, which says why), for the
+// statements outside the domain that take the same way.
 func QueryDirect(ctx context.Context, db *gorm.DB, query string, args ...any) (*sql.Rows, error) {
-	begin := time.Now()
-	rows, err := db.Statement.ConnPool.QueryContext(ctx, query, args...)
-	db.Logger.Trace(ctx, begin, func() (string, int64) { return query, -1 }, err)
-	return rows, err
+	return pgdriver.QueryDirect(ctx, db, query, args...)
 }
