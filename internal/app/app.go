@@ -341,10 +341,9 @@ func VendorRegistry(cfg config.Config, db *gorm.DB) (vendors.Registry, error) {
 // lender, whose breaker then refuses both fast while it is down.
 func composeVendors(cfg config.Config, db *gorm.DB, guard func(vendors.Registry) vendors.Registry) (vendors.Registry, error) {
 	var reg vendors.Registry
-	if cfg.VendorSimURL != "" {
+	if cfg.VendorSim.URL != "" {
 		var err error
-		if reg, err = vendorsim.NewRegistry(cfg.VendorSimURL,
-			vendorsim.Secrets{Token: cfg.VendorSimToken, CallbackSecret: cfg.VendorSimCallbackSecret}, vendorsim.ClientOptions{}); err != nil {
+		if reg, err = vendorsim.NewRegistry(cfg.VendorSim.URL, cfg.VendorSim.Secrets, vendorsim.ClientOptions{}); err != nil {
 			return nil, err
 		}
 	} else {
@@ -358,10 +357,10 @@ func composeVendors(cfg config.Config, db *gorm.DB, guard func(vendors.Registry)
 		reg[v.Name()] = v
 	}
 	var inquiry *vendors.InquiryRoute
-	if cfg.XenditSecretKey != "" {
-		o := xendit.Options{BaseURL: cfg.XenditBaseURL, SecretKey: cfg.XenditSecretKey, CallbackToken: cfg.XenditCallbackToken}
+	if cfg.Xendit.SecretKey != "" {
+		o := xendit.Options{BaseURL: cfg.Xendit.BaseURL, SecretKey: cfg.Xendit.SecretKey, CallbackToken: cfg.Xendit.CallbackToken}
 		if cfg.XenditInquiryBank != "" {
-			inquiry = vendors.NewInquiryRoute(config.SnapBank{Bank: cfg.XenditInquiryBank}.Vendor())
+			inquiry = vendors.NewInquiryRoute(snap.BankConfig{Bank: cfg.XenditInquiryBank}.Vendor())
 			o.Inquirer = inquiry
 		}
 		x, err := xendit.New(o)
@@ -382,7 +381,7 @@ func composeVendors(cfg config.Config, db *gorm.DB, guard func(vendors.Registry)
 // SnapVendor is the SNAP BI vendor of one configured bank. Its transfers'
 // X-EXTERNAL-ID, transactionDate and referenceNo are kept in the database
 // when there is one, so that every process finds them.
-func SnapVendor(b config.SnapBank, db *gorm.DB) (*snap.Vendor, error) {
+func SnapVendor(b snap.BankConfig, db *gorm.DB) (*snap.Vendor, error) {
 	o := snap.Options{Bank: b.Bank, BaseURL: b.BaseURL, PartnerID: b.PartnerID, ClientKey: b.ClientKey,
 		ClientSecret: b.ClientSecret, ChannelID: b.ChannelID, SourceAccountNo: b.SourceAccount,
 		PrivateKey: b.PrivateKey, BankPublicKey: b.BankPublicKey, Notifications: b.Notifications}
@@ -402,7 +401,7 @@ func SnapVendor(b config.SnapBank, db *gorm.DB) (*snap.Vendor, error) {
 // (a warning when that watch is off: a return would go unseen).
 func logRailResults(log *slog.Logger, cfg config.Config, reg vendors.Registry) {
 	var rails []string
-	if cfg.XenditSecretKey != "" {
+	if cfg.Xendit.SecretKey != "" {
 		rails = append(rails, xendit.Name)
 	}
 	for _, b := range cfg.SnapBanks {
