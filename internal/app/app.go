@@ -139,7 +139,7 @@ func Build(ctx context.Context, cfg config.Config, o Options) (_ *App, err error
 		// concurrency_limit).
 		guard = func(reg vendors.Registry) vendors.Registry {
 			reg, a.Breakers = breaker.Wrap(reg, BreakerOptions(cfg, a.Metrics))
-			return a.Metrics.WrapVendors(reg)
+			return vendors.Observed(reg, a.Metrics)
 		}
 	}
 	if a.Vendors, err = composeVendors(cfg, db, guard); err != nil {
@@ -299,7 +299,8 @@ func NewServices(p Parts) (*payouts.Service, *dispatch.Dispatcher, *payments.Ser
 // VENDOR_BREAKER_OPEN_FOR), their transitions counted in m (may be nil).
 func BreakerOptions(cfg config.Config, m *metrics.Metrics) breaker.Options {
 	return breaker.Options{MaxConcurrency: cfg.VendorMaxConcurrency, QueueWait: cfg.VendorQueueWait,
-		Failures: cfg.VendorBreakerFailures, OpenFor: cfg.VendorBreakerOpenFor, OnStateChange: m.BreakerTransition}
+		Failures: cfg.VendorBreakerFailures, OpenFor: cfg.VendorBreakerOpenFor,
+		OnStateChange: func(vendor string, from, to breaker.State) { m.BreakerTransition(vendor, from.String(), to.String()) }}
 }
 
 // SettlementCalendar is the payment settlement calendar cfg configures
