@@ -16,11 +16,11 @@ import (
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
-	"github.com/payoutd/payoutd/api"
 	"github.com/payoutd/payoutd/dispatch"
 	"github.com/payoutd/payoutd/internal/config"
 	"github.com/payoutd/payoutd/internal/credentials"
 	"github.com/payoutd/payoutd/internal/database"
+	"github.com/payoutd/payoutd/internal/inquirybudget"
 	"github.com/payoutd/payoutd/internal/metrics"
 	"github.com/payoutd/payoutd/internal/redisconn"
 	"github.com/payoutd/payoutd/models"
@@ -274,8 +274,8 @@ func NewServices(p Parts) (*payouts.Service, *dispatch.Dispatcher, *payments.Ser
 		payoutQueue, submitQueue, paymentQueue = p.Queue, p.Queue, p.Queue
 	}
 	var budget payouts.InquiryBudget
-	if p.Redis != nil {
-		budget = api.InquiryBudget(p.Redis, p.Config.InquiryRefusalRateLimit)
+	if p.Redis != nil && p.Config.InquiryRefusalRateLimit > 0 {
+		budget = inquirybudget.New(p.Redis, p.Config.InquiryRefusalRateLimit)
 	}
 	// With a submit wait, the API submits inline and every process tells
 	// the waiting creates of the moves out of VERIFIED.
