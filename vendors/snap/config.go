@@ -45,7 +45,8 @@ func (b BankConfig) Vendor() string { return "snap:" + b.Bank }
 
 // String shows the bank, its URL as safeurl shows it, and ids, never the
 // client secret or the keys, and the last four digits of the source
-// account.
+// account. It prints as SnapBank{…}, the form logs and
+// support threads already know.
 func (b BankConfig) String() string {
 	return fmt.Sprintf("SnapBank{Bank:%s BaseURL:%s PartnerID:%s ClientKey:%s ChannelID:%s SourceAccount:%s Notifications:%t ClientSecret:[redacted] PrivateKey:[redacted]}",
 		b.Bank, safeurl.Display(b.BaseURL), b.PartnerID, b.ClientKey, b.ChannelID, lastFour(b.SourceAccount), b.Notifications)
