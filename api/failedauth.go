@@ -12,6 +12,7 @@ import (
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/payoutd/payoutd/internal/ratelimit"
 	"github.com/payoutd/payoutd/models"
 )
 
@@ -34,11 +35,11 @@ import (
 type authFailures struct {
 	limiter *redis_rate.Limiter // nil: counted in this process only
 	limit   redis_rate.Limit
-	local   *localLimiter
-	down    redisDownWarning
+	local   *ratelimit.Local
+	down    ratelimit.DownWarning
 
 	mu     sync.Mutex
-	blocks expiringMap // sources whose budget is spent, until they may try again
+	blocks ratelimit.ExpiringMap // sources whose budget is spent, until they may try again
 	// blockedUntil is the latest moment any source is blocked until (Unix
 	// ns): past it, no request needs to take mu.
 	blockedUntil atomic.Int64
@@ -51,8 +52,8 @@ func newAuthFailures(rdb *redis.Client, perMinute int) *authFailures {
 	if perMinute <= 0 {
 		return nil
 	}
-	a := &authFailures{limit: redis_rate.PerMinute(perMinute), local: newLocalLimiter(localLimiterKeys),
-		blocks: newExpiringMap(localLimiterKeys), now: time.Now}
+	a := &authFailures{limit: redis_rate.PerMinute(perMinute), local: ratelimit.NewLocal(ratelimit.LocalKeys),
+		blocks: ratelimit.NewExpiringMap(ratelimit.LocalKeys), now: time.Now}
 	if rdb != nil {
 		a.limiter = redis_rate.NewLimiter(rdb)
 	}
@@ -88,7 +89,7 @@ func (a *authFailures) blocked(c *gin.Context) error {
 	}
 	source := authSource(c)
 	a.mu.Lock()
-	until, ok := a.blocks.get(source, now)
+	until, ok := a.blocks.Get(source, now)
 	a.mu.Unlock()
 	if !ok {
 		return nil
@@ -111,12 +112,12 @@ func (a *authFailures) failed(c *gin.Context, err error) error {
 	if a.limiter != nil {
 		var rerr error
 		if res, rerr = a.limiter.Allow(ctx, key, a.limit); rerr != nil {
-			a.down.log(ctx, "failed authentication limiter unavailable; counting in this process", rerr)
+			a.down.Log(ctx, "failed authentication limiter unavailable; counting in this process", rerr)
 			res = nil
 		}
 	}
 	if res == nil {
-		res = a.local.allowN(key, a.limit, 1)
+		res = a.local.AllowN(key, a.limit, 1)
 	}
 	switch {
 	case res.Allowed == 0:
@@ -125,7 +126,7 @@ func (a *authFailures) failed(c *gin.Context, err error) error {
 	case res.Remaining == 0:
 		// This failure spent the budget: the source's next request, on
 		// this instance, is refused without a lookup.
-		a.block(source, untilNextAllowed(res))
+		a.block(source, ratelimit.UntilNextAllowed(res))
 	}
 	return err
 }
@@ -138,7 +139,7 @@ func (a *authFailures) block(source string, wait time.Duration) {
 	until := now.Add(wait)
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.blocks.set(source, until, now) && until.UnixNano() > a.blockedUntil.Load() {
+	if a.blocks.Set(source, until, now) && until.UnixNano() > a.blockedUntil.Load() {
 		a.blockedUntil.Store(until.UnixNano())
 	}
 }

@@ -188,8 +188,8 @@ func TestAuthFailuresWithRedisDown(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOptions{redis: refusingRedis(t), now: time.Now, configure: failureLimit(5)})
 	stopped := time.Now()
-	b.server.authFailures.local.now = func() time.Time { return stopped }
-	b.server.authFailures.now = b.server.authFailures.local.now
+	b.server.authFailures.local.Now = func() time.Time { return stopped }
+	b.server.authFailures.now = b.server.authFailures.local.Now
 	ip := uniqueSource()
 	for range 5 {
 		b.do(request{path: "/api/v3/wallets", apiKey: credentials.Generate(b.env, true).APIKey, timestamp: true, remoteIP: ip}).

@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
+	"github.com/payoutd/payoutd/internal/ratelimit"
 	"github.com/payoutd/payoutd/models"
 )
 
@@ -35,7 +36,7 @@ type localSignatures struct {
 	head      int
 	perClient map[uuid.UUID]int
 	now       func() time.Time
-	down      redisDownWarning
+	down      ratelimit.DownWarning
 }
 
 type localSignature struct {
@@ -101,7 +102,7 @@ func (s *Server) rememberQuoteLocally(c *gin.Context, clientID uuid.UUID, key st
 	case !first:
 		return models.ErrSignatureReused
 	}
-	s.localSignatures.down.log(ctx, "signature replay check unavailable; quote signature recorded in this process", redisErr)
+	s.localSignatures.down.Log(ctx, "signature replay check unavailable; quote signature recorded in this process", redisErr)
 	return nil
 }
 

@@ -11,10 +11,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/go-redis/redis_rate/v10"
-	"github.com/google/uuid"
-	"github.com/redis/go-redis/v9"
-
-	"github.com/payoutd/payoutd/payouts"
 )
 
 // rateLimitedError is errRateLimited with the wait fail announces in
@@ -41,9 +37,9 @@ func (s *Server) rateLimit(name string, limit redis_rate.Limit) gin.HandlerFunc 
 		key := "ratelimit:" + name + ":" + principalOf(c).Client.ID.String()
 		res, err := s.limiter.Allow(c.Request.Context(), key, limit)
 		if err != nil {
-			s.limitsDown.log(c.Request.Context(), "rate limiter unavailable; counting in this process", err,
+			s.limitsDown.Log(c.Request.Context(), "rate limiter unavailable; counting in this process", err,
 				slog.String("limit", name))
-			res = s.localLimits.allowN(key, limit, 1)
+			res = s.localLimits.AllowN(key, limit, 1)
 		}
 		c.Header("X-RateLimit-Limit", strconv.Itoa(limit.Rate))
 		c.Header("X-RateLimit-Remaining", strconv.Itoa(res.Remaining))
@@ -62,67 +58,6 @@ func (s *Server) perMinute(name string, perMinute int) gin.HandlerFunc {
 		return func(c *gin.Context) { c.Next() }
 	}
 	return s.rateLimit(name, redis_rate.PerMinute(perMinute))
-}
-
-// InquiryBudget returns the payouts.InquiryBudget the API answers for:
-// its refusals are the API's 429s and its counters sit beside the API's
-// other rate limits in rdb. nil when perMinute is not positive (no bound).
-// The composition root gives it to the one payout service; only creates,
-// which come through the API, consult it.
-func InquiryBudget(rdb *redis.Client, perMinute int) payouts.InquiryBudget {
-	if perMinute <= 0 || rdb == nil {
-		return nil
-	}
-	return inquiryRefusals{limiter: redis_rate.NewLimiter(rdb), limit: redis_rate.PerMinute(perMinute),
-		local: newLocalLimiter(localLimiterKeys), down: &redisDownWarning{}}
-}
-
-// inquiryRefusals is the payouts.InquiryBudget of the API: per client, at
-// most limit creates per minute refused after their account inquiry
-// (INQUIRY_REFUSAL_RATE_LIMIT), counted in Redis like rateLimit and, like
-// it, counted in this process while Redis cannot answer.
-type inquiryRefusals struct {
-	limiter *redis_rate.Limiter
-	limit   redis_rate.Limit
-	local   *localLimiter
-	down    *redisDownWarning
-}
-
-func (b inquiryRefusals) key(clientID uuid.UUID) string {
-	return "ratelimit:inquiry-refusals:" + clientID.String()
-}
-
-// Check looks at the budget without spending it (GCRA with cost 0):
-// Remaining is how many more refusals fit now; at 0 the next one would not,
-// so the create is refused before its inquiry. It may then go on once one
-// emission interval has passed over what the stored time is ahead of now.
-func (b inquiryRefusals) Check(ctx context.Context, clientID uuid.UUID) error {
-	res, err := b.limiter.AllowN(ctx, b.key(clientID), b.limit, 0)
-	if err != nil {
-		b.down.log(ctx, "inquiry refusal limiter unavailable; counting in this process", err)
-		res = b.local.allowN(b.key(clientID), b.limit, 0)
-	}
-	if res.Remaining >= 1 {
-		return nil
-	}
-	return &rateLimitedError{retryAfter: untilNextAllowed(res)}
-}
-
-// untilNextAllowed is how long after res, which left no Remaining, one
-// more event fits: one emission interval past what the stored time is
-// ahead of now beyond the burst.
-func untilNextAllowed(res *redis_rate.Result) time.Duration {
-	interval := res.Limit.Period / time.Duration(res.Limit.Rate)
-	return res.ResetAfter - time.Duration(res.Limit.Burst-1)*interval
-}
-
-// Spend counts one refusal; one beyond the budget changes nothing. It is
-// counted even when the caller hangs up meanwhile.
-func (b inquiryRefusals) Spend(ctx context.Context, clientID uuid.UUID) {
-	if _, err := b.limiter.AllowN(context.WithoutCancel(ctx), b.key(clientID), b.limit, 1); err != nil {
-		b.down.log(ctx, "inquiry refusal limiter unavailable; refusal counted in this process", err)
-		b.local.allowN(b.key(clientID), b.limit, 1)
-	}
 }
 
 // clientRate limits each client's requests per second on the merchant

@@ -1,14 +1,12 @@
 package api
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/go-redis/redis_rate/v10"
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
@@ -37,7 +35,7 @@ func redisDownBundle(t *testing.T, configure func(*config.Config)) (*bundle, mer
 	// The process's counts stand still: under load a test's requests can
 	// take longer than a limit's interval.
 	stopped := time.Now()
-	b.server.localLimits.now = func() time.Time { return stopped }
+	b.server.localLimits.Now = func() time.Time { return stopped }
 	m := b.newMerchant()
 	wallet := b.newWallet(m.id, "Main", "simbank", false)
 	b.fund(wallet, "1000000")
@@ -99,68 +97,6 @@ func TestQuoteSignatureOnceWithRedisDown(t *testing.T) {
 	read := signature.Sign(m.signingSecret, nil, b.now().Add(time.Second))
 	for range 2 {
 		b.signed(m, http.MethodGet, "/api/v3/wallets", nil, read, "").expect(t, http.StatusOK, "")
-	}
-}
-
-// The creates refused after their inquiry are counted in the process while
-// Redis is down: once the budget is spent, Check refuses.
-func TestInquiryBudgetWithRedisDown(t *testing.T) {
-	t.Parallel()
-	budget := InquiryBudget(refusingRedis(t), 2)
-	ctx := context.Background()
-	client, other := uuid.New(), uuid.New()
-	for i := 0; i < 2; i++ {
-		if err := budget.Check(ctx, client); err != nil {
-			t.Fatalf("check %d: %v", i, err)
-		}
-		budget.Spend(ctx, client)
-	}
-	err := budget.Check(ctx, client)
-	var limited *rateLimitedError
-	if !errors.As(err, &limited) || !errors.Is(err, errRateLimited) || limited.retryAfter <= 0 || limited.retryAfter > 30*time.Second {
-		t.Fatalf("check after the budget: %v, want a rate limit within 30 s", err)
-	}
-	if err := budget.Check(ctx, other); err != nil {
-		t.Fatalf("another client: %v", err)
-	}
-}
-
-// The local limiter answers as redis_rate does: the burst, then one per
-// interval; a full table refuses keys it does not track, never the ones it
-// does.
-func TestLocalLimiter(t *testing.T) {
-	t.Parallel()
-	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	l := newLocalLimiter(2)
-	l.now = func() time.Time { return now }
-	limit := redis_rate.PerMinute(3)
-	for i := 3; i >= 1; i-- {
-		if res := l.allowN("a", limit, 1); res.Allowed != 1 || res.Remaining != i-1 {
-			t.Fatalf("event %d: %+v", 4-i, res)
-		}
-	}
-	res := l.allowN("a", limit, 1)
-	if res.Allowed != 0 || res.RetryAfter != 20*time.Second {
-		t.Fatalf("beyond the burst: %+v, want refused for 20 s", res)
-	}
-	if res := l.allowN("a", limit, 0); res.Remaining != 0 || untilNextAllowed(res) != 20*time.Second {
-		t.Fatalf("look: %+v", res)
-	}
-	now = now.Add(20 * time.Second)
-	if res := l.allowN("a", limit, 1); res.Allowed != 1 {
-		t.Fatalf("after one interval: %+v", res)
-	}
-	l.allowN("b", limit, 1)
-	if res := l.allowN("c", limit, 1); res.Allowed != 0 || res.RetryAfter <= 0 {
-		t.Fatalf("a third key in a table of two: %+v, want refused", res)
-	}
-	if res := l.allowN("b", limit, 1); res.Allowed != 1 {
-		t.Fatalf("a tracked key in a full table: %+v", res)
-	}
-	// Once the keys' time has passed they free their place.
-	now = now.Add(2 * time.Minute)
-	if res := l.allowN("c", limit, 1); res.Allowed != 1 {
-		t.Fatalf("a new key once the others expired: %+v", res)
 	}
 }
 

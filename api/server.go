@@ -20,6 +20,7 @@ import (
 	"github.com/payoutd/payoutd/internal/config"
 	"github.com/payoutd/payoutd/internal/credentials"
 	"github.com/payoutd/payoutd/internal/metrics"
+	"github.com/payoutd/payoutd/internal/ratelimit"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/payments"
 	"github.com/payoutd/payoutd/payouts"
@@ -94,9 +95,9 @@ type Server struct {
 	// logins throttles failed operator logins per client address.
 	logins *loginThrottle
 	// localLimits counts the per-client limits while Redis cannot answer
-	// (locallimit.go); limitsDown says so in the log.
-	localLimits *localLimiter
-	limitsDown  redisDownWarning
+	// (internal/ratelimit); limitsDown says so in the log.
+	localLimits *ratelimit.Local
+	limitsDown  ratelimit.DownWarning
 	// localSignatures records quotes' signatures while Redis cannot
 	// (localrecords.go).
 	localSignatures *localSignatures
@@ -127,7 +128,7 @@ func New(d Deps) (*Server, error) {
 		metrics:    d.Metrics,
 		logins:     newLoginThrottle(d.Redis),
 
-		localLimits:     newLocalLimiter(localLimiterKeys),
+		localLimits:     ratelimit.NewLocal(ratelimit.LocalKeys),
 		localSignatures: newLocalSignatures(),
 		authFailures:    newAuthFailures(d.Redis, d.Config.AuthFailureRateLimit),
 

@@ -21,6 +21,7 @@ import (
 	"github.com/payoutd/payoutd/internal/config"
 	"github.com/payoutd/payoutd/internal/conformance"
 	"github.com/payoutd/payoutd/internal/credentials"
+	"github.com/payoutd/payoutd/internal/inquirybudget"
 	"github.com/payoutd/payoutd/internal/metrics"
 	"github.com/payoutd/payoutd/internal/testenv"
 	"github.com/payoutd/payoutd/models"
@@ -165,9 +166,14 @@ func withServices(d Deps, adjust ...func(*payouts.Options)) Deps {
 	if d.Queue != nil {
 		payoutQueue, paymentQueue = d.Queue, d.Queue
 	}
+	// The inquiry budget as internal/app gives it (which api cannot import).
+	var budget payouts.InquiryBudget
+	if d.Redis != nil && d.Config.InquiryRefusalRateLimit > 0 {
+		budget = inquirybudget.New(d.Redis, d.Config.InquiryRefusalRateLimit)
+	}
 	po := payouts.Options{DB: d.DB, Vendors: d.Vendors, Queue: payoutQueue,
 		LockTTL: d.Config.DisbursementLockTTL, SubmitLease: d.Config.DisbursementSubmitLease, Now: d.Now, Metrics: d.Metrics,
-		InquiryBudget: InquiryBudget(d.Redis, d.Config.InquiryRefusalRateLimit), ReturnWatch: d.Config.PayoutReturnWatch()}
+		InquiryBudget: budget, ReturnWatch: d.Config.PayoutReturnWatch()}
 	for _, f := range adjust {
 		f(&po)
 	}

@@ -19,7 +19,7 @@ import (
 func TestTransitionsCounted(t *testing.T) {
 	f := newFixture(t, models.Rupiah(1_000_000))
 	m := metrics.New()
-	svc := New(Options{DB: f.db, Vendors: m.WrapVendors(sandbox.Registry(sandbox.Options{})), Metrics: m})
+	svc := New(Options{DB: f.db, Vendors: vendors.Observed(sandbox.Registry(sandbox.Options{}), m), Metrics: m})
 	ctx := context.Background()
 
 	created, err := svc.Create(ctx, f.client, CreateRequest{IdempotencyKey: uuid.NewString(), Params: Params{WalletID: f.wallet.ID,

@@ -77,6 +77,10 @@ fi
 
 roots=()
 for p in $DOMAIN; do roots+=("$MODULE/$p"); done
+# >>> layers inside internal/ (roots)
+LAYER_ROOTS="internal/metrics internal/inquirybudget internal/ratelimit internal/config"
+for p in $LAYER_ROOTS; do roots+=("$MODULE/$p"); done
+# <<< layers inside internal/ (roots)
 # -e: a probe in models that imports internal/database is also an import
 # cycle (the drivers import models); the graph still says who imports what
 # (and go vet fails on a real cycle).
@@ -127,6 +131,69 @@ END {
 	}
 	exit bad
 }' <<<"$graph" || bad=1
+
+# >>> layers inside internal/
+# Each rule: a package (exactly), the paths it must not depend on, even
+# transitively (module-relative, or a module path; each stands for itself
+# and everything under it), and why. Its package must be in LAYER_ROOTS.
+#   internal/metrics implements the sinks and observers the domain
+#   declares (payouts.Metrics, vendors.CallObserver...): internal/app
+#   wires them, so metrics never imports the domain.
+#   The inquiry budget and the local limits it shares with the API are
+#   the payout service's, not HTTP's.
+#   The configuration is read by api and worker, never the reverse.
+LAYER_RULES=(
+	"internal/metrics|models payouts payments webhooks ledger vendors dispatch|metrics implements the interfaces the domain declares; internal/app wires them"
+	"internal/inquirybudget|api github.com/gin-gonic/gin|the inquiry budget is the payout service's, composed by internal/app"
+	"internal/ratelimit|api github.com/gin-gonic/gin|the local limits serve the inquiry budget as well as the API"
+	"internal/config|api worker|the configuration is read by the processes, it does not build them"
+)
+awk -v module="$MODULE" -v rules="$(printf '%s\n' "${LAYER_RULES[@]}")" '
+function short(p) { return index(p, module "/") == 1 ? substr(p, length(module) + 2) : p }
+function under(p, prefix) { return p == prefix || index(p, prefix "/") == 1 }
+function full(p) { return index(p, ".") > 0 && index(p, "/") > 0 && index(p, ".") < index(p, "/") ? p : module "/" p }
+function chain(root, p,    s) {
+	s = short(p)
+	while (p != root) { p = parent[p]; s = short(p) " -> " s }
+	return s
+}
+{ imports[$1] = substr($0, length($1) + 2) }
+END {
+	nrules = split(rules, rule, "\\n")
+	bad = 0
+	for (i = 1; i <= nrules; i++) {
+		if (rule[i] == "") continue
+		split(rule[i], part, "|")
+		root = module "/" part[1]
+		if (!(root in imports)) {
+			printf "importcheck: %s: not in LAYER_ROOTS, so not checked\n", part[1]
+			bad = 1
+			continue
+		}
+		nf = split(part[2], f, " ")
+		split("", parent); split("", seen)
+		head = tail = 0; queue[tail++] = root; seen[root] = 1
+		while (head < tail) {
+			p = queue[head++]
+			n = split(imports[p], deps, " ")
+			for (j = 1; j <= n; j++) {
+				d = deps[j]
+				if (d in seen) continue
+				seen[d] = 1; parent[d] = p
+				hit = 0
+				for (k = 1; k <= nf; k++) if (under(d, full(f[k]))) hit = 1
+				if (hit) {
+					printf "importcheck: %s: %s (%s)\n", part[1], chain(root, d), part[3]
+					bad = 1
+					continue
+				}
+				queue[tail++] = d
+			}
+		}
+	}
+	exit bad
+}' <<<"$graph" || bad=1
+# <<< layers inside internal/
 
 if [ "$bad" = 1 ]; then
 	echo "importcheck: FAIL: the domain ($DOMAIN) must stay free of transport, infrastructure and the database layer (see scripts/importcheck.sh)"

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/payoutd/payoutd/internal/config"
 	"github.com/payoutd/payoutd/vendors"
 	"github.com/payoutd/payoutd/vendors/sandbox"
 	"github.com/payoutd/payoutd/vendors/snap"
@@ -120,17 +119,17 @@ const (
 // the token request with, the bank's private key to sign notifications.
 // It never gets the platform's private key.
 func snapSimEnv(s railSecrets, o options) []string {
-	p := config.SnapEnvPrefix(snapRailBank)
+	p := snap.EnvPrefix(snapRailBank)
 	return []string{p + "PARTNER_ID=" + snapRailPartnerID, p + "CLIENT_KEY=" + snapRailClientKey, p + "CLIENT_SECRET=" + s.token,
 		p + "SOURCE_ACCOUNT=" + snapRailSourceAccount, p + "PLATFORM_PUBLIC_KEY_FILE=" + s.keys.platformPublic,
 		"SNAPSIM_BANK_PRIVATE_KEY_FILE=" + s.keys.bankKey, "SANDBOX_COMPLETE_AFTER=" + o.sandboxCompleteAfter.String()}
 }
 
 // snapServiceEnv is what the api and worker read for the bank
-// (internal/config snap.go): SNAP_BANKS and every SNAP_<B>_* variable,
+// (snap.LoadConfig): SNAP_BANKS and every SNAP_<B>_* variable,
 // the keys by file. They never get the bank's private key.
 func snapServiceEnv(s railSecrets, simBase string) []string {
-	p := config.SnapEnvPrefix(snapRailBank)
+	p := snap.EnvPrefix(snapRailBank)
 	return []string{"SNAP_BANKS=" + snapRailBank, p + "BASE_URL=" + simBase,
 		p + "PARTNER_ID=" + snapRailPartnerID, p + "CLIENT_KEY=" + snapRailClientKey, p + "CLIENT_SECRET=" + s.token,
 		p + "CHANNEL_ID=" + snapRailChannelID, p + "SOURCE_ACCOUNT=" + snapRailSourceAccount,

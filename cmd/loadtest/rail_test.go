@@ -12,11 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/payoutd/payoutd/internal/config"
 	"github.com/payoutd/payoutd/internal/credentials"
 	"github.com/payoutd/payoutd/internal/testenv"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/vendors/sandbox"
+	"github.com/payoutd/payoutd/vendors/snap"
 	"github.com/payoutd/payoutd/vendors/xendit"
 )
 
@@ -254,14 +254,14 @@ func readKeyPair(t *testing.T, private, public string) (*rsa.PrivateKey, *rsa.Pu
 	if err != nil {
 		t.Fatal(err)
 	}
-	priv, err := config.ParseRSAPrivateKey(b)
+	priv, err := snap.ParseRSAPrivateKey(b)
 	if err != nil {
 		t.Fatalf("%s: %v", private, err)
 	}
 	if b, err = os.ReadFile(public); err != nil {
 		t.Fatal(err)
 	}
-	pub, err := config.ParseRSAPublicKey(b)
+	pub, err := snap.ParseRSAPublicKey(b)
 	if err != nil {
 		t.Fatalf("%s: %v", public, err)
 	}

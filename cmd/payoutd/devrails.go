@@ -176,7 +176,7 @@ func (x *simulatedXendit) url() string { return "http://" + x.ln.Addr().String()
 func (x *simulatedXendit) configure(cfg *config.Config) {
 	// The simulator's generated secrets replace any XENDIT_* of the
 	// environment: a real key must never reach the simulator.
-	cfg.XenditSecretKey, cfg.XenditCallbackToken, cfg.XenditBaseURL = x.secret, x.token, x.url()
+	cfg.Xendit.SecretKey, cfg.Xendit.CallbackToken, cfg.Xendit.BaseURL = x.secret, x.token, x.url()
 }
 
 func (x *simulatedXendit) serveHTTP(w http.ResponseWriter, r *http.Request) {

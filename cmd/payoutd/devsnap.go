@@ -33,7 +33,7 @@ type simulatedSnap struct {
 	// simulator's notifications. Both live in memory only: never printed,
 	// never written.
 	platform, bank *rsa.PrivateKey
-	creds          config.SnapBank
+	creds          snap.BankConfig
 	completeAfter  time.Duration
 	log            *slog.Logger
 	sim            atomic.Pointer[snapsim.Bank]
@@ -41,7 +41,7 @@ type simulatedSnap struct {
 }
 
 func newSimulatedSnap(o simOptions) (simulatedRail, error) {
-	// 2048 bits: the least config.ParseRSAPrivateKey and banks accept.
+	// 2048 bits: the least snap.ParseRSAPrivateKey and banks accept.
 	platform, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		return nil, err
@@ -59,7 +59,7 @@ func newSimulatedSnap(o simOptions) (simulatedRail, error) {
 	// Made-up values of the kinds a bank hands out ([BI-SNAP]: X-PARTNER-ID,
 	// X-CLIENT-KEY, the client secret, CHANNEL-ID); the source account is
 	// the only one the simulator lets transfers debit.
-	s.creds = config.SnapBank{Bank: devSnapBank, BaseURL: "http://" + ln.Addr().String(),
+	s.creds = snap.BankConfig{Bank: devSnapBank, BaseURL: "http://" + ln.Addr().String(),
 		PartnerID: "DEVPARTNER" + randomHex(3), ClientKey: "dev-client-" + randomHex(8), ClientSecret: randomHex(24),
 		ChannelID: "95221", SourceAccount: "8880000001", PrivateKey: platform, BankPublicKey: &bank.PublicKey, Notifications: true}
 	vendor := s.creds.Vendor()
@@ -71,7 +71,7 @@ func newSimulatedSnap(o simOptions) (simulatedRail, error) {
 // simulator's: a real credential must never reach the simulator. Other
 // banks of SNAP_BANKS are left as configured.
 func (s *simulatedSnap) configure(cfg *config.Config) {
-	banks := []config.SnapBank{s.creds}
+	banks := []snap.BankConfig{s.creds}
 	for _, b := range cfg.SnapBanks {
 		if b.Bank != devSnapBank {
 			banks = append(banks, b)
@@ -132,7 +132,7 @@ func (s *simulatedSnap) describe(w io.Writer, apiBase string) {
 // credentials, even incomplete ones, are neither read nor checked, and
 // never reach the simulator. Other banks stay as configured.
 func maskSnapEnv(getenv func(string) string) func(string) string {
-	prefix := config.SnapEnvPrefix(devSnapBank)
+	prefix := snap.EnvPrefix(devSnapBank)
 	return func(name string) string {
 		switch {
 		case strings.HasPrefix(name, prefix):
@@ -154,7 +154,7 @@ func maskSnapEnv(getenv func(string) string) func(string) string {
 // the simulated Xendit rail when dev runs both, as an operator would with
 // XENDIT_INQUIRY_BANK: Xendit requires the name and cannot inquire it.
 func useDevInquiryBank(cfg *config.Config) {
-	if cfg.XenditSecretKey == "" || cfg.XenditInquiryBank != "" {
+	if cfg.Xendit.SecretKey == "" || cfg.XenditInquiryBank != "" {
 		return
 	}
 	for _, b := range cfg.SnapBanks {

@@ -16,7 +16,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/payoutd/payoutd/internal/config"
 	"github.com/payoutd/payoutd/internal/logging"
 	"github.com/payoutd/payoutd/internal/safeurl"
 	"github.com/payoutd/payoutd/vendors/snap"
@@ -62,7 +61,7 @@ func runSnapSim(ctx context.Context, bank, callbackURL string, stdout, stderr io
 	srv := simServer(sim, log)
 	log.Info("vendorsim listening", slog.String("addr", ln.Addr().String()), slog.String("provider", "snap"), slog.String("bank", s.bank),
 		slog.String("callback_url", safeurl.Display(s.callbackURL)), slog.Duration("complete_after", s.completeAfter))
-	p := config.SnapEnvPrefix(s.bank)
+	p := snap.EnvPrefix(s.bank)
 	fmt.Fprintf(stdout, "vendorsim: SNAP BI bank %s on http://%s (set %sBASE_URL to it; sandbox only, no real money)\n", s.bank, ln.Addr(), p)
 	if s.bankKeyWritten != "" {
 		fmt.Fprintf(stdout, "vendorsim: generated a bank signing key; its public key is %s (set %sBANK_PUBLIC_KEY_FILE to it)\n", s.bankKeyWritten, p)
@@ -81,10 +80,10 @@ func readSnapSimSettings(bank, callbackURL string, getenv func(string) string) (
 	if s.bank == "" {
 		return s, errors.New("--bank is required with --provider snap: the slug of the bank to simulate, such as bca")
 	}
-	if err := config.CheckSnapBank(s.bank); err != nil {
+	if err := snap.CheckBank(s.bank); err != nil {
 		return s, fmt.Errorf("--bank: %w", err)
 	}
-	p := config.SnapEnvPrefix(s.bank)
+	p := snap.EnvPrefix(s.bank)
 	get := func(name string) string { return strings.TrimSpace(getenv(p + name)) }
 	for _, v := range []struct {
 		name string
@@ -123,7 +122,7 @@ func snapSimPlatformKey(p string, get func(string) string) (*rsa.PublicKey, erro
 		if err != nil {
 			return nil, fmt.Errorf("%sPLATFORM_PUBLIC_KEY_FILE=%q: cannot read it: %w", p, f, errors.Unwrap(err))
 		}
-		k, err := config.ParseRSAPublicKey(b)
+		k, err := snap.ParseRSAPublicKey(b)
 		if err != nil {
 			return nil, fmt.Errorf("%sPLATFORM_PUBLIC_KEY_FILE=%q: %w", p, f, err)
 		}
@@ -137,7 +136,7 @@ func snapSimPlatformKey(p string, get func(string) string) (*rsa.PublicKey, erro
 	if err != nil {
 		return nil, fmt.Errorf("%sPRIVATE_KEY_FILE=%q: cannot read it: %w", p, f, errors.Unwrap(err))
 	}
-	k, err := config.ParseRSAPrivateKey(b)
+	k, err := snap.ParseRSAPrivateKey(b)
 	if err != nil {
 		return nil, fmt.Errorf("%sPRIVATE_KEY_FILE=%q: %w", p, f, err)
 	}
@@ -153,7 +152,7 @@ func snapSimBankKey(bank string, getenv func(string) string) (*rsa.PrivateKey, s
 		if err != nil {
 			return nil, "", fmt.Errorf("SNAPSIM_BANK_PRIVATE_KEY_FILE=%q: cannot read it: %w", f, errors.Unwrap(err))
 		}
-		k, err := config.ParseRSAPrivateKey(b)
+		k, err := snap.ParseRSAPrivateKey(b)
 		if err != nil {
 			return nil, "", fmt.Errorf("SNAPSIM_BANK_PRIVATE_KEY_FILE=%q: %w", f, err)
 		}

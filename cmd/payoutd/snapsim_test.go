@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/payoutd/payoutd/internal/config"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/vendors"
 	"github.com/payoutd/payoutd/vendors/snap"
@@ -132,7 +131,7 @@ func TestVendorSimSnapServesAndNotifies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bankKey, err := config.ParseRSAPublicKey(pemBytes)
+	bankKey, err := snap.ParseRSAPublicKey(pemBytes)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,11 +16,11 @@ import (
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
-	"github.com/payoutd/payoutd/api"
 	"github.com/payoutd/payoutd/dispatch"
 	"github.com/payoutd/payoutd/internal/config"
 	"github.com/payoutd/payoutd/internal/credentials"
 	"github.com/payoutd/payoutd/internal/database"
+	"github.com/payoutd/payoutd/internal/inquirybudget"
 	"github.com/payoutd/payoutd/internal/metrics"
 	"github.com/payoutd/payoutd/internal/redisconn"
 	"github.com/payoutd/payoutd/models"
@@ -139,7 +139,7 @@ func Build(ctx context.Context, cfg config.Config, o Options) (_ *App, err error
 		// concurrency_limit).
 		guard = func(reg vendors.Registry) vendors.Registry {
 			reg, a.Breakers = breaker.Wrap(reg, BreakerOptions(cfg, a.Metrics))
-			return a.Metrics.WrapVendors(reg)
+			return vendors.Observed(reg, a.Metrics)
 		}
 	}
 	if a.Vendors, err = composeVendors(cfg, db, guard); err != nil {
@@ -274,8 +274,8 @@ func NewServices(p Parts) (*payouts.Service, *dispatch.Dispatcher, *payments.Ser
 		payoutQueue, submitQueue, paymentQueue = p.Queue, p.Queue, p.Queue
 	}
 	var budget payouts.InquiryBudget
-	if p.Redis != nil {
-		budget = api.InquiryBudget(p.Redis, p.Config.InquiryRefusalRateLimit)
+	if p.Redis != nil && p.Config.InquiryRefusalRateLimit > 0 {
+		budget = inquirybudget.New(p.Redis, p.Config.InquiryRefusalRateLimit)
 	}
 	// With a submit wait, the API submits inline and every process tells
 	// the waiting creates of the moves out of VERIFIED.
@@ -299,7 +299,8 @@ func NewServices(p Parts) (*payouts.Service, *dispatch.Dispatcher, *payments.Ser
 // VENDOR_BREAKER_OPEN_FOR), their transitions counted in m (may be nil).
 func BreakerOptions(cfg config.Config, m *metrics.Metrics) breaker.Options {
 	return breaker.Options{MaxConcurrency: cfg.VendorMaxConcurrency, QueueWait: cfg.VendorQueueWait,
-		Failures: cfg.VendorBreakerFailures, OpenFor: cfg.VendorBreakerOpenFor, OnStateChange: m.BreakerTransition}
+		Failures: cfg.VendorBreakerFailures, OpenFor: cfg.VendorBreakerOpenFor,
+		OnStateChange: func(vendor string, from, to breaker.State) { m.BreakerTransition(vendor, from.String(), to.String()) }}
 }
 
 // SettlementCalendar is the payment settlement calendar cfg configures
@@ -341,10 +342,9 @@ func VendorRegistry(cfg config.Config, db *gorm.DB) (vendors.Registry, error) {
 // lender, whose breaker then refuses both fast while it is down.
 func composeVendors(cfg config.Config, db *gorm.DB, guard func(vendors.Registry) vendors.Registry) (vendors.Registry, error) {
 	var reg vendors.Registry
-	if cfg.VendorSimURL != "" {
+	if cfg.VendorSim.URL != "" {
 		var err error
-		if reg, err = vendorsim.NewRegistry(cfg.VendorSimURL,
-			vendorsim.Secrets{Token: cfg.VendorSimToken, CallbackSecret: cfg.VendorSimCallbackSecret}, vendorsim.ClientOptions{}); err != nil {
+		if reg, err = vendorsim.NewRegistry(cfg.VendorSim.URL, cfg.VendorSim.Secrets, vendorsim.ClientOptions{}); err != nil {
 			return nil, err
 		}
 	} else {
@@ -358,10 +358,10 @@ func composeVendors(cfg config.Config, db *gorm.DB, guard func(vendors.Registry)
 		reg[v.Name()] = v
 	}
 	var inquiry *vendors.InquiryRoute
-	if cfg.XenditSecretKey != "" {
-		o := xendit.Options{BaseURL: cfg.XenditBaseURL, SecretKey: cfg.XenditSecretKey, CallbackToken: cfg.XenditCallbackToken}
+	if cfg.Xendit.SecretKey != "" {
+		o := xendit.Options{BaseURL: cfg.Xendit.BaseURL, SecretKey: cfg.Xendit.SecretKey, CallbackToken: cfg.Xendit.CallbackToken}
 		if cfg.XenditInquiryBank != "" {
-			inquiry = vendors.NewInquiryRoute(config.SnapBank{Bank: cfg.XenditInquiryBank}.Vendor())
+			inquiry = vendors.NewInquiryRoute(snap.BankConfig{Bank: cfg.XenditInquiryBank}.Vendor())
 			o.Inquirer = inquiry
 		}
 		x, err := xendit.New(o)
@@ -382,7 +382,7 @@ func composeVendors(cfg config.Config, db *gorm.DB, guard func(vendors.Registry)
 // SnapVendor is the SNAP BI vendor of one configured bank. Its transfers'
 // X-EXTERNAL-ID, transactionDate and referenceNo are kept in the database
 // when there is one, so that every process finds them.
-func SnapVendor(b config.SnapBank, db *gorm.DB) (*snap.Vendor, error) {
+func SnapVendor(b snap.BankConfig, db *gorm.DB) (*snap.Vendor, error) {
 	o := snap.Options{Bank: b.Bank, BaseURL: b.BaseURL, PartnerID: b.PartnerID, ClientKey: b.ClientKey,
 		ClientSecret: b.ClientSecret, ChannelID: b.ChannelID, SourceAccountNo: b.SourceAccount,
 		PrivateKey: b.PrivateKey, BankPublicKey: b.BankPublicKey, Notifications: b.Notifications}
@@ -402,7 +402,7 @@ func SnapVendor(b config.SnapBank, db *gorm.DB) (*snap.Vendor, error) {
 // (a warning when that watch is off: a return would go unseen).
 func logRailResults(log *slog.Logger, cfg config.Config, reg vendors.Registry) {
 	var rails []string
-	if cfg.XenditSecretKey != "" {
+	if cfg.Xendit.SecretKey != "" {
 		rails = append(rails, xendit.Name)
 	}
 	for _, b := range cfg.SnapBanks {

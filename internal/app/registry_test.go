@@ -14,6 +14,7 @@ import (
 	"github.com/payoutd/payoutd/internal/config"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/vendors"
+	"github.com/payoutd/payoutd/vendors/snap"
 	"github.com/payoutd/payoutd/vendors/xendit"
 	"github.com/payoutd/payoutd/vendors/xendit/xenditsim"
 )
@@ -23,7 +24,7 @@ import (
 func TestVendorRegistryXendit(t *testing.T) {
 	for _, sim := range []string{"", "http://127.0.0.1:8090"} {
 		cfg := config.Defaults()
-		cfg.VendorSimURL, cfg.VendorSimToken, cfg.VendorSimCallbackSecret = sim, "t", "c"
+		cfg.VendorSim.URL, cfg.VendorSim.Token, cfg.VendorSim.CallbackSecret = sim, "t", "c"
 		reg, err := VendorRegistry(cfg, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -31,7 +32,7 @@ func TestVendorRegistryXendit(t *testing.T) {
 		if _, err := reg.Get(xendit.Name); err == nil || !strings.Contains(err.Error(), "unknown vendor") {
 			t.Errorf("VENDORSIM_URL=%q, no key: xendit: %v", sim, err)
 		}
-		cfg.XenditSecretKey, cfg.XenditCallbackToken = "xnd_SECRET", "TOKEN"
+		cfg.Xendit.SecretKey, cfg.Xendit.CallbackToken = "xnd_SECRET", "TOKEN"
 		if reg, err = VendorRegistry(cfg, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -55,13 +56,13 @@ func TestVendorRegistrySnap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bank := func(slug string) config.SnapBank {
-		return config.SnapBank{Bank: slug, BaseURL: "https://snap.bank.example", PartnerID: "P", ClientKey: "K",
+	bank := func(slug string) snap.BankConfig {
+		return snap.BankConfig{Bank: slug, BaseURL: "https://snap.bank.example", PartnerID: "P", ClientKey: "K",
 			ClientSecret: "SNAP-SECRET", ChannelID: "95221", SourceAccount: "8880001111", PrivateKey: key, BankPublicKey: &key.PublicKey}
 	}
 	for _, sim := range []string{"", "http://127.0.0.1:8090"} {
 		cfg := config.Defaults()
-		cfg.VendorSimURL, cfg.VendorSimToken, cfg.VendorSimCallbackSecret = sim, "t", "c"
+		cfg.VendorSim.URL, cfg.VendorSim.Token, cfg.VendorSim.CallbackSecret = sim, "t", "c"
 		reg, err := VendorRegistry(cfg, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -69,7 +70,7 @@ func TestVendorRegistrySnap(t *testing.T) {
 		if _, err := reg.Get("snap:bca"); err == nil || !strings.Contains(err.Error(), "unknown vendor") {
 			t.Errorf("VENDORSIM_URL=%q, no SNAP_BANKS: snap:bca: %v", sim, err)
 		}
-		cfg.SnapBanks = []config.SnapBank{bank("bca"), bank("bri")}
+		cfg.SnapBanks = []snap.BankConfig{bank("bca"), bank("bri")}
 		if reg, err = VendorRegistry(cfg, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -100,8 +101,8 @@ func TestSnapNotificationsAndTheStartLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := config.Defaults()
-	cfg.XenditSecretKey, cfg.XenditCallbackToken = "xnd_development_k", "TOKEN"
-	cfg.SnapBanks = []config.SnapBank{
+	cfg.Xendit.SecretKey, cfg.Xendit.CallbackToken = "xnd_development_k", "TOKEN"
+	cfg.SnapBanks = []snap.BankConfig{
 		{Bank: "bca", BaseURL: "https://snap.bank.example", PartnerID: "P", ClientKey: "K", ClientSecret: "S", ChannelID: "95221",
 			SourceAccount: "8880001111", PrivateKey: key, BankPublicKey: &key.PublicKey, Notifications: true},
 		{Bank: "bri", BaseURL: "https://snap.bank.example", PartnerID: "P", ClientKey: "K", ClientSecret: "S", ChannelID: "95221",
@@ -158,9 +159,9 @@ func TestXenditInquiryGoesThroughTheGuardedBank(t *testing.T) {
 	srv := httptest.NewServer(sim)
 	t.Cleanup(srv.Close)
 	cfg := config.Defaults()
-	cfg.XenditSecretKey, cfg.XenditCallbackToken, cfg.XenditBaseURL = "xnd_development_k", "TOKEN", srv.URL
+	cfg.Xendit.SecretKey, cfg.Xendit.CallbackToken, cfg.Xendit.BaseURL = "xnd_development_k", "TOKEN", srv.URL
 	cfg.XenditInquiryBank = "bca"
-	cfg.SnapBanks = []config.SnapBank{{Bank: "bca", BaseURL: "https://snap.bank.example", PartnerID: "P", ClientKey: "K",
+	cfg.SnapBanks = []snap.BankConfig{{Bank: "bca", BaseURL: "https://snap.bank.example", PartnerID: "P", ClientKey: "K",
 		ClientSecret: "S", ChannelID: "95221", SourceAccount: "8880001111", PrivateKey: key}}
 	guarded := &nameTeller{Vendor: nil, name: "GUARDED BANK"}
 	reg, err := composeVendors(cfg, nil, func(reg vendors.Registry) vendors.Registry {

@@ -1,6 +1,11 @@
 // Package config reads the service's configuration from the environment
 // (docs/configuration.md lists it) and validates it at start with messages that name
 // the variable and say what is wrong.
+//
+// Each vendor adapter owns its settings (their names, defaults and
+// checks: xendit.LoadConfig, snap.LoadConfig, vendorsim.LoadConfig); Load
+// composes them with the service's own and keeps the checks that span
+// adapters (XENDIT_INQUIRY_BANK names a bank of SNAP_BANKS).
 package config
 
 import (
@@ -19,6 +24,8 @@ import (
 
 	"github.com/payoutd/payoutd/internal/credentials"
 	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/vendors/snap"
+	"github.com/payoutd/payoutd/vendors/vendorsim"
 	"github.com/payoutd/payoutd/vendors/xendit"
 )
 
@@ -89,25 +96,17 @@ type Config struct {
 	// SECRETS_KEY, so every process of one deployment agrees on it.
 	AcquirerSecret string
 
-	// VendorSimURL, when set, makes the service talk to the sandbox vendors
-	// over HTTP (`payoutd vendorsim`) instead of in-process;
-	// VendorSimToken is the bearer token of the calls and
-	// VendorSimCallbackSecret verifies the simulator's callbacks. Two
-	// secrets, never equal: whoever may call the vendor must not be able to
-	// sign a callback that pays out.
-	VendorSimURL            string
-	VendorSimToken          string
-	VendorSimCallbackSecret string
+	// VendorSim, with its URL set, makes the service talk to the sandbox
+	// vendors over HTTP (`payoutd vendorsim`) instead of in-process: its
+	// Token is the bearer token of the calls and its CallbackSecret
+	// verifies the simulator's callbacks. Two secrets, never equal:
+	// whoever may call the vendor must not be able to sign a callback that
+	// pays out.
+	VendorSim vendorsim.Config
 
-	// XenditSecretKey, when set, adds the xendit vendor (Xendit Payouts
-	// v2) to the registry: XENDIT_SECRET_KEY is the secret API key,
-	// XenditCallbackToken (XENDIT_CALLBACK_TOKEN, required with it and
-	// never equal to it) verifies Xendit's webhooks, and XenditBaseURL
-	// (XENDIT_BASE_URL) is the API: https, or http to a loopback or
-	// simulator host only (`payoutd vendorsim --provider xendit`).
-	XenditSecretKey     string
-	XenditCallbackToken string
-	XenditBaseURL       string
+	// Xendit, with its SecretKey set, adds the xendit vendor (Xendit
+	// Payouts v2) to the registry (XENDIT_*).
+	Xendit xendit.Config
 	// XenditInquiryBank (XENDIT_INQUIRY_BANK) names a bank of SNAP_BANKS
 	// whose external account inquiry resolves the holder's name of a
 	// Xendit payout's recipient: Xendit's own API has no name inquiry and
@@ -116,9 +115,8 @@ type Config struct {
 	XenditInquiryBank string
 
 	// SnapBanks are the banks reached over SNAP BI (SNAP_BANKS and each
-	// bank's SNAP_<B>_* variables, see snap.go): each adds the vendor
-	// "snap:<bank>".
-	SnapBanks []SnapBank
+	// bank's SNAP_<B>_* variables): each adds the vendor "snap:<bank>".
+	SnapBanks []snap.BankConfig
 
 	// QuoteRateLimit is how many quotes a client may ask per minute
 	// (QUOTE_RATE_LIMIT; 0: unlimited). Each quote is a real-time account
@@ -209,7 +207,7 @@ func Defaults() Config {
 		DatabaseMaxConns:        32,
 		InquiryRefusalRateLimit: 60,
 		AuthFailureRateLimit:    30,
-		XenditBaseURL:           xendit.DefaultBaseURL,
+		Xendit:                  xendit.DefaultConfig(),
 		VendorMaxConcurrency:    64,
 		VendorQueueWait:         time.Second,
 		VendorBreakerFailures:   5,
@@ -490,27 +488,18 @@ func (l *loader) webhooks(c *Config) {
 	l.cidrs("WEBHOOK_ALLOWED_NETWORKS", &c.WebhookAllowedNetworks)
 }
 
-// vendorSim reads how to reach `payoutd vendorsim` over HTTP, if at all,
-// and refuses the single secret it used to take.
+// vendorSim reads how to reach `payoutd vendorsim` over HTTP, if at all
+// (vendorsim.LoadConfig).
 func (l *loader) vendorSim(c *Config) {
-	l.str("VENDORSIM_URL", &c.VendorSimURL)
-	l.str("VENDORSIM_TOKEN", &c.VendorSimToken)
-	l.str("VENDORSIM_CALLBACK_SECRET", &c.VendorSimCallbackSecret)
-	if l.get("VENDORSIM_SECRET") != "" {
-		// Refused rather than ignored: it used to be both secrets.
-		l.fail(errors.New("VENDORSIM_SECRET is no longer read: set VENDORSIM_TOKEN (the bearer token) and VENDORSIM_CALLBACK_SECRET (the callback key), two different secrets, here and on `payoutd vendorsim`"))
-	}
-	if c.VendorSimURL == "" {
-		return
-	}
-	if err := checkVendorSimURL(c.Env, c.VendorSimURL); err != nil {
+	var err error
+	c.VendorSim, err = vendorsim.LoadConfig(l.getenv, c.Env, c.VendorSim)
+	l.adapter(err)
+}
+
+// adapter collects what an adapter's loader reported, if anything.
+func (l *loader) adapter(err error) {
+	if err != nil {
 		l.fail(err)
-	}
-	switch {
-	case c.VendorSimToken == "" || c.VendorSimCallbackSecret == "":
-		l.fail(errors.New("VENDORSIM_TOKEN and VENDORSIM_CALLBACK_SECRET are required with VENDORSIM_URL (the two secrets `payoutd vendorsim` was started with)"))
-	case c.VendorSimToken == c.VendorSimCallbackSecret:
-		l.fail(errors.New("VENDORSIM_TOKEN and VENDORSIM_CALLBACK_SECRET must differ: a token that can call the vendor must not sign its callbacks"))
 	}
 }
 
@@ -543,27 +532,18 @@ func (l *loader) positive(name string, dst *int, what string) {
 	*dst = n
 }
 
-// xendit reads the Xendit settings; without XENDIT_SECRET_KEY there is no
-// xendit vendor and the other two are not checked.
+// xendit reads the Xendit settings (xendit.LoadConfig).
 func (l *loader) xendit(c *Config) {
-	l.str("XENDIT_SECRET_KEY", &c.XenditSecretKey)
-	l.str("XENDIT_CALLBACK_TOKEN", &c.XenditCallbackToken)
-	l.str("XENDIT_BASE_URL", &c.XenditBaseURL)
-	if c.XenditSecretKey == "" {
-		if c.XenditCallbackToken != "" {
-			l.fail(errors.New("XENDIT_CALLBACK_TOKEN is set without XENDIT_SECRET_KEY: set both (the secret API key and the webhook Verification Token from Xendit's dashboard) to connect Xendit, or neither"))
-		}
-		return
-	}
-	switch {
-	case c.XenditCallbackToken == "":
-		l.fail(errors.New("XENDIT_CALLBACK_TOKEN is required with XENDIT_SECRET_KEY: the webhook Verification Token of Xendit's dashboard, which Xendit's callbacks carry as x-callback-token"))
-	case c.XenditCallbackToken == c.XenditSecretKey:
-		l.fail(errors.New("XENDIT_CALLBACK_TOKEN and XENDIT_SECRET_KEY must differ: whoever can call Xendit must not be able to forge its callbacks"))
-	}
-	if err := checkXendit(c.Env, c.XenditSecretKey, c.XenditBaseURL); err != nil {
-		l.fail(err)
-	}
+	var err error
+	c.Xendit, err = xendit.LoadConfig(l.getenv, c.Env, c.Xendit)
+	l.adapter(err)
+}
+
+// snap reads SNAP_BANKS and each bank's variables (snap.LoadConfig).
+func (l *loader) snap(c *Config) {
+	banks, err := snap.LoadConfig(l.getenv, c.Env)
+	c.SnapBanks = append(c.SnapBanks, banks...)
+	l.adapter(err)
 }
 
 // xenditInquiryBank reads XENDIT_INQUIRY_BANK, which must name a bank
@@ -574,7 +554,7 @@ func (l *loader) xenditInquiryBank(c *Config) {
 	if c.XenditInquiryBank == "" {
 		return
 	}
-	if c.XenditSecretKey == "" {
+	if c.Xendit.SecretKey == "" {
 		l.fail(errors.New("XENDIT_INQUIRY_BANK is set without XENDIT_SECRET_KEY: it names the SNAP bank that resolves holder names for Xendit payouts"))
 		return
 	}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -228,32 +229,6 @@ func TestAuthFailureRateLimit(t *testing.T) {
 	}
 }
 
-// The HTTP vendor adapter takes two secrets, both required and never
-// equal; the old single VENDORSIM_SECRET is refused by name.
-func TestVendorSimSecrets(t *testing.T) {
-	url := "http://vendorsim:8090"
-	for _, tt := range []struct {
-		env     map[string]string
-		wantErr string
-	}{
-		{map[string]string{"VENDORSIM_URL": url, "VENDORSIM_TOKEN": "t", "VENDORSIM_CALLBACK_SECRET": "c"}, ""},
-		{map[string]string{"VENDORSIM_URL": url, "VENDORSIM_TOKEN": "t"}, "VENDORSIM_TOKEN and VENDORSIM_CALLBACK_SECRET are required"},
-		{map[string]string{"VENDORSIM_URL": url, "VENDORSIM_TOKEN": "same", "VENDORSIM_CALLBACK_SECRET": "same"}, "must differ"},
-		{map[string]string{"VENDORSIM_URL": url, "VENDORSIM_SECRET": "old", "VENDORSIM_TOKEN": "t", "VENDORSIM_CALLBACK_SECRET": "c"}, "VENDORSIM_SECRET is no longer read"},
-	} {
-		tt.env["APP_ENV"] = "staging" // http to the simulator's service name: staging only
-		c, err := Load(func(k string) string { return tt.env[k] }, Defaults())
-		switch {
-		case tt.wantErr == "" && err != nil:
-			t.Errorf("%v: %v", tt.env, err)
-		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
-			t.Errorf("%v: error %v, want one containing %q", tt.env, err, tt.wantErr)
-		case err == nil && (c.VendorSimToken != "t" || c.VendorSimCallbackSecret != "c"):
-			t.Errorf("%v: token %q callback secret %q", tt.env, c.VendorSimToken, c.VendorSimCallbackSecret)
-		}
-	}
-}
-
 // DISBURSEMENT_RETURN_WATCH: 72 h by default, 0 turns the watch off.
 func TestReturnWatch(t *testing.T) {
 	c, err := Load(func(string) string { return "" }, Defaults())
@@ -263,43 +238,6 @@ func TestReturnWatch(t *testing.T) {
 	c, err = Load(func(k string) string { return map[string]string{"DISBURSEMENT_RETURN_WATCH": "0"}[k] }, Defaults())
 	if err != nil || c.PayoutReturnWatch() >= 0 {
 		t.Fatalf("DISBURSEMENT_RETURN_WATCH=0 gives %v, %v; want off (negative)", c.PayoutReturnWatch(), err)
-	}
-}
-
-// XENDIT_*: the callback token is required with the key and differs from
-// it, and no message shows a secret. (Which key and URL each environment
-// takes: TestVendorURLRules.)
-func TestXenditSettings(t *testing.T) {
-	key, tok := "xnd_development_SECRETKEY", "CALLBACKTOKEN"
-	for _, tt := range []struct {
-		env     map[string]string
-		wantErr string
-		wantURL string
-	}{
-		{map[string]string{}, "", "https://api.xendit.co"},
-		{map[string]string{"XENDIT_SECRET_KEY": key, "XENDIT_CALLBACK_TOKEN": tok}, "", "https://api.xendit.co"},
-		{map[string]string{"XENDIT_SECRET_KEY": key, "XENDIT_CALLBACK_TOKEN": tok, "XENDIT_BASE_URL": "http://127.0.0.1:8090"}, "", "http://127.0.0.1:8090"},
-		{map[string]string{"XENDIT_SECRET_KEY": key, "XENDIT_CALLBACK_TOKEN": tok, "XENDIT_BASE_URL": "http://localhost:8090"}, "", "http://localhost:8090"},
-		{map[string]string{"XENDIT_SECRET_KEY": key, "XENDIT_CALLBACK_TOKEN": tok, "XENDIT_BASE_URL": "http://vendorsim:8090"}, "", "http://vendorsim:8090"},
-		{map[string]string{"XENDIT_SECRET_KEY": key}, "XENDIT_CALLBACK_TOKEN is required with XENDIT_SECRET_KEY", ""},
-		{map[string]string{"XENDIT_CALLBACK_TOKEN": tok}, "XENDIT_CALLBACK_TOKEN is set without XENDIT_SECRET_KEY", ""},
-		{map[string]string{"XENDIT_SECRET_KEY": key, "XENDIT_CALLBACK_TOKEN": key}, "XENDIT_CALLBACK_TOKEN and XENDIT_SECRET_KEY must differ", ""},
-		{map[string]string{"XENDIT_SECRET_KEY": key, "XENDIT_CALLBACK_TOKEN": tok, "XENDIT_BASE_URL": "http://api.xendit.co"}, "plain http only to a loopback address", ""},
-		{map[string]string{"XENDIT_SECRET_KEY": key, "XENDIT_CALLBACK_TOKEN": tok, "XENDIT_BASE_URL": "api.xendit.co"}, "want an absolute https URL", ""},
-	} {
-		tt.env["APP_ENV"] = "staging" // a test-mode key
-		c, err := Load(func(k string) string { return tt.env[k] }, Defaults())
-		switch {
-		case tt.wantErr == "" && err != nil:
-			t.Errorf("%v: %v", tt.env, err)
-		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
-			t.Errorf("%v: error %v, want one containing %q", tt.env, err, tt.wantErr)
-		case err == nil && c.XenditBaseURL != tt.wantURL:
-			t.Errorf("%v: base URL %q, want %q", tt.env, c.XenditBaseURL, tt.wantURL)
-		}
-		if err != nil && (strings.Contains(err.Error(), key) || strings.Contains(err.Error(), tok)) {
-			t.Errorf("%v: the message shows a secret: %v", tt.env, err)
-		}
 	}
 }
 
@@ -350,6 +288,59 @@ func TestPrometheusURL(t *testing.T) {
 		}, Defaults())
 		if (err == nil) != tc.ok {
 			t.Errorf("PROMETHEUS_URL=%q: error %v, want ok %v", tc.value, err, tc.ok)
+		}
+	}
+}
+
+// XENDIT_INQUIRY_BANK spans two adapters: it names a bank of SNAP_BANKS,
+// and only with Xendit configured.
+func TestXenditInquiryBank(t *testing.T) {
+	keys := snapKeys(t)
+	xenditEnv := func(bank string) map[string]string {
+		env := snapEnv(keys)
+		env["XENDIT_SECRET_KEY"], env["XENDIT_CALLBACK_TOKEN"], env["XENDIT_INQUIRY_BANK"] = "xnd_production_K", "T", bank
+		return env
+	}
+	withoutKey := xenditEnv("bca")
+	delete(withoutKey, "XENDIT_SECRET_KEY")
+	delete(withoutKey, "XENDIT_CALLBACK_TOKEN")
+	for _, tt := range []struct {
+		name    string
+		env     map[string]string
+		want    string
+		wantErr string
+	}{
+		{"a SNAP bank", xenditEnv(" BCA "), "bca", ""},
+		{"unset", xenditEnv(""), "", ""},
+		{"not a SNAP bank", xenditEnv("bri"), "", "XENDIT_INQUIRY_BANK=bri is not a configured SNAP bank: list it in SNAP_BANKS with its SNAP_BRI_* variables"},
+		{"without Xendit", withoutKey, "", "XENDIT_INQUIRY_BANK is set without XENDIT_SECRET_KEY"},
+	} {
+		c, err := Load(func(k string) string { return tt.env[k] }, Defaults())
+		switch {
+		case tt.wantErr == "" && err != nil:
+			t.Errorf("%s: %v", tt.name, err)
+		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+			t.Errorf("%s: error %v, want one containing %q", tt.name, err, tt.wantErr)
+		case err == nil && c.XenditInquiryBank != tt.want:
+			t.Errorf("%s: inquiry bank %q, want %q", tt.name, c.XenditInquiryBank, tt.want)
+		}
+	}
+}
+
+// Printing the whole configuration shows no SNAP secret and no full
+// source account: each bank prints itself (snap.BankConfig.String).
+func TestSnapSecretsNeverPrinted(t *testing.T) {
+	env := snapEnv(snapKeys(t))
+	c, err := Load(func(k string) string { return env[k] }, Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := fmt.Sprint(testKey.D)[:12]
+	for _, s := range []string{fmt.Sprintf("%v", c), fmt.Sprintf("%+v", c)} {
+		for _, secret := range []string{"CLIENT-SECRET-XYZ", "8880001111", d} {
+			if strings.Contains(s, secret) {
+				t.Errorf("printed configuration shows %q: %s", secret, s)
+			}
 		}
 	}
 }

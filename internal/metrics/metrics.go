@@ -4,8 +4,11 @@
 // runtime and process collectors) served at /metrics.
 //
 // *Metrics implements the sinks the domain packages declare
-// (payouts.Metrics, payments.Metrics, webhooks.Metrics), which keep them
-// free of Prometheus. A nil *Metrics is valid and records nothing:
+// (payouts.Metrics, payments.Metrics, webhooks.Metrics,
+// vendors.CallObserver, and the breakers' OnStateChange through
+// internal/app), which keep them free of Prometheus; it imports none of
+// them, so the sinks' label values are plain strings here. A nil *Metrics
+// is valid and records nothing:
 // services built without metrics (tests, the admin CLI) pass nil, and a
 // nil *Metrics in one of those interfaces is not a nil interface, so every
 // method must keep its nil check.
@@ -22,8 +25,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-
-	"github.com/payoutd/payoutd/webhooks"
 )
 
 // UnmatchedRoute is the route label of a request no route matched.
@@ -219,6 +220,11 @@ func (m *Metrics) PaymentTransition(from, to string) {
 	m.paymentTransitions.WithLabelValues(from, to).Inc()
 }
 
+// WebhookBlocked is the outcome of a webhook attempt the SSRF guard
+// refused (webhooks.OutcomeBlocked): nothing was sent, so nothing is
+// timed.
+const WebhookBlocked = "blocked"
+
 // WebhookAttempt records a webhook attempt with its outcome (one of the
 // webhooks.Outcome* constants) and, unless it was blocked, how long it took.
 func (m *Metrics) WebhookAttempt(event, outcome string, took time.Duration) {
@@ -226,7 +232,7 @@ func (m *Metrics) WebhookAttempt(event, outcome string, took time.Duration) {
 		return
 	}
 	m.webhookAttempts.WithLabelValues(event, outcome).Inc()
-	if outcome != webhooks.OutcomeBlocked {
+	if outcome != WebhookBlocked {
 		m.webhookDuration.Observe(took.Seconds())
 	}
 }

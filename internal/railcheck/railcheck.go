@@ -21,6 +21,7 @@ import (
 	"github.com/payoutd/payoutd/internal/config"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/vendors"
+	"github.com/payoutd/payoutd/vendors/snap"
 	"github.com/payoutd/payoutd/vendors/xendit"
 )
 
@@ -133,7 +134,7 @@ func ParseVendor(s string) (string, error) {
 		return s, nil
 	}
 	if bank, ok := strings.CutPrefix(s, "snap:"); ok {
-		if err := config.CheckSnapBank(bank); err != nil {
+		if err := snap.CheckBank(bank); err != nil {
 			return "", fmt.Errorf("--vendor %s: %w", s, err)
 		}
 		return s, nil
@@ -226,7 +227,7 @@ func secretsOf(vendor string, getenv func(string) string) []string {
 	if vendor == xendit.Name {
 		names = []string{"XENDIT_SECRET_KEY", "XENDIT_CALLBACK_TOKEN"}
 	} else if bank, ok := strings.CutPrefix(vendor, "snap:"); ok {
-		p := config.SnapEnvPrefix(bank)
+		p := snap.EnvPrefix(bank)
 		names = []string{p + "CLIENT_SECRET", p + "PRIVATE_KEY"}
 	}
 	var out []string

@@ -65,7 +65,7 @@ type xenditRail struct{ cfg config.Config }
 func (xenditRail) variables() []string { return []string{"XENDIT_", "APP_ENV"} }
 
 func (x xenditRail) missing() (string, string) {
-	if x.cfg.XenditSecretKey != "" {
+	if x.cfg.Xendit.SecretKey != "" {
 		return "", ""
 	}
 	return "XENDIT_SECRET_KEY is not set: there is no xendit vendor",
@@ -74,17 +74,17 @@ func (x xenditRail) missing() (string, string) {
 
 func (x xenditRail) describe() string {
 	return fmt.Sprintf("xendit: XENDIT_SECRET_KEY and XENDIT_CALLBACK_TOKEN set, %s, APP_ENV=%s",
-		safeurl.Setting("XENDIT_BASE_URL", x.cfg.XenditBaseURL), x.cfg.Env)
+		safeurl.Setting("XENDIT_BASE_URL", x.cfg.Xendit.BaseURL), x.cfg.Env)
 }
 
 func (xenditRail) urlVar() string    { return "XENDIT_BASE_URL" }
-func (x xenditRail) baseURL() string { return x.cfg.XenditBaseURL }
+func (x xenditRail) baseURL() string { return x.cfg.Xendit.BaseURL }
 
 // testMode: Xendit's key prefixes say the mode ("Create an API key",
 // https://docs.xendit.co/docs/create-an-api-key-1; config refuses a key
 // of the wrong mode for APP_ENV).
 func (x xenditRail) testMode() (bool, string) {
-	key := strings.ToLower(x.cfg.XenditSecretKey)
+	key := strings.ToLower(x.cfg.Xendit.SecretKey)
 	switch {
 	case strings.HasPrefix(key, "xnd_development_"):
 		return true, "XENDIT_SECRET_KEY is a test-mode key (xnd_development_…): Xendit moves no money"
@@ -178,11 +178,11 @@ func (xenditRail) rejectedFix(err error) string {
 type snapRail struct {
 	bank       string
 	env        models.Environment
-	cfg        config.SnapBank
+	cfg        snap.BankConfig
 	configured bool
 }
 
-func (s snapRail) prefix() string { return config.SnapEnvPrefix(s.bank) }
+func (s snapRail) prefix() string { return snap.EnvPrefix(s.bank) }
 
 func (s snapRail) variables() []string { return []string{"SNAP_BANKS", s.prefix(), "APP_ENV"} }
 

@@ -340,6 +340,19 @@ func (s *Set) Statuses() []Status {
 	return out
 }
 
+// BreakerStates is each guard's state now, by vendor name, as its number
+// (State's: the metric's value); nil lists nothing.
+func (s *Set) BreakerStates() map[string]int {
+	if s == nil {
+		return nil
+	}
+	out := make(map[string]int, len(s.guards))
+	for name, g := range s.guards {
+		out[name] = int(g.State())
+	}
+	return out
+}
+
 // Wrap returns r with every vendor guarded, and the guards. A guarded
 // vendor implements vendors.Completer and vendors.CallbackParser exactly
 // when the vendor it wraps does (both pass through unguarded: an

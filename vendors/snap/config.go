@@ -1,4 +1,4 @@
-package config
+package snap
 
 import (
 	"crypto/rsa"
@@ -10,15 +10,16 @@ import (
 	"strings"
 
 	"github.com/payoutd/payoutd/internal/safeurl"
+	"github.com/payoutd/payoutd/internal/vendorurl"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/vendors"
-	"github.com/payoutd/payoutd/vendors/snap"
 )
 
-// SnapBank is one bank reached over SNAP BI (SNAP_BANKS and its
-// SNAP_<B>_* variables): the vendor "snap:<Bank>". Its String shows no
-// secret, so printing a Config never leaks one.
-type SnapBank struct {
+// BankConfig is the configuration of one bank reached over SNAP BI
+// (SNAP_BANKS and its SNAP_<B>_* variables, see docs/configuration.md):
+// the vendor "snap:<Bank>". Its String shows no secret, so printing a
+// configuration never leaks one.
+type BankConfig struct {
 	Bank          string // slug of vendors/banks.tsv with a BI code ("bca")
 	BaseURL       string // SNAP_<B>_BASE_URL
 	PartnerID     string // SNAP_<B>_PARTNER_ID: X-PARTNER-ID
@@ -40,18 +41,19 @@ type SnapBank struct {
 }
 
 // Vendor is the vendor name of the bank: "snap:<bank>".
-func (b SnapBank) Vendor() string { return "snap:" + b.Bank }
+func (b BankConfig) Vendor() string { return "snap:" + b.Bank }
 
 // String shows the bank, its URL as safeurl shows it, and ids, never the
 // client secret or the keys, and the last four digits of the source
-// account.
-func (b SnapBank) String() string {
+// account. It prints as SnapBank{…}, the form logs and
+// support threads already know.
+func (b BankConfig) String() string {
 	return fmt.Sprintf("SnapBank{Bank:%s BaseURL:%s PartnerID:%s ClientKey:%s ChannelID:%s SourceAccount:%s Notifications:%t ClientSecret:[redacted] PrivateKey:[redacted]}",
 		b.Bank, safeurl.Display(b.BaseURL), b.PartnerID, b.ClientKey, b.ChannelID, lastFour(b.SourceAccount), b.Notifications)
 }
 
 // GoString is String, for %#v.
-func (b SnapBank) GoString() string { return b.String() }
+func (b BankConfig) GoString() string { return b.String() }
 
 func lastFour(s string) string {
 	if len(s) <= 4 {
@@ -60,16 +62,37 @@ func lastFour(s string) string {
 	return strings.Repeat("*", len(s)-4) + s[len(s)-4:]
 }
 
-// SnapEnvPrefix is the prefix of a bank's variables: SNAP_BCA_ for "bca".
-func SnapEnvPrefix(bank string) string { return "SNAP_" + strings.ToUpper(bank) + "_" }
+// EnvPrefix is the prefix of a bank's variables: SNAP_BCA_ for "bca".
+func EnvPrefix(bank string) string { return "SNAP_" + strings.ToUpper(bank) + "_" }
 
-// snap reads SNAP_BANKS and, for each bank it names, that bank's
-// variables; every problem is reported with the variable's name.
-func (l *loader) snap(c *Config) {
+// LoadConfig reads SNAP_BANKS through getenv and, for each bank it names,
+// that bank's variables, under env's (APP_ENV's) rules for the base URL;
+// a bank with any problem is left out. Every problem is reported with the
+// variable's name, and no message shows a secret.
+func LoadConfig(getenv func(string) string, env models.Environment) ([]BankConfig, error) {
+	l := &loader{getenv: getenv}
+	banks := l.banks(env)
+	return banks, errors.Join(l.errs...)
+}
+
+// loader reads variables through getenv and collects every problem it
+// finds.
+type loader struct {
+	getenv func(string) string
+	errs   []error
+}
+
+func (l *loader) get(name string) string { return strings.TrimSpace(l.getenv(name)) }
+
+func (l *loader) fail(err error) { l.errs = append(l.errs, err) }
+
+// banks reads SNAP_BANKS and the variables of each bank it names.
+func (l *loader) banks(env models.Environment) []BankConfig {
 	list := l.get("SNAP_BANKS")
 	if list == "" {
-		return
+		return nil
 	}
+	var banks []BankConfig
 	seen := map[string]bool{}
 	for _, part := range strings.Split(list, ",") {
 		slug := strings.ToLower(strings.TrimSpace(part))
@@ -81,20 +104,21 @@ func (l *loader) snap(c *Config) {
 			continue
 		}
 		seen[slug] = true
-		if err := CheckSnapBank(slug); err != nil {
+		if err := CheckBank(slug); err != nil {
 			l.fail(fmt.Errorf("SNAP_BANKS=%q: %w", list, err))
 			continue
 		}
-		if b, ok := l.snapBank(c.Env, slug); ok {
-			c.SnapBanks = append(c.SnapBanks, b)
+		if b, ok := l.bank(env, slug); ok {
+			banks = append(banks, b)
 		}
 	}
+	return banks
 }
 
-// CheckSnapBank accepts a bank of vendors/banks.tsv that has a BI code
+// CheckBank accepts a bank of vendors/banks.tsv that has a BI code
 // (SNAP's beneficiaryBankCode); e-wallets and unknown names are refused.
-func CheckSnapBank(slug string) error {
-	if snap.BICode(slug) != "" {
+func CheckBank(slug string) error {
+	if BICode(slug) != "" {
 		return nil
 	}
 	for _, b := range vendors.Directory() {
@@ -105,10 +129,10 @@ func CheckSnapBank(slug string) error {
 	return fmt.Errorf("unknown bank %q: want slugs of vendors/banks.tsv with a BI code, such as bca,bri", slug)
 }
 
-// snapBank reads one bank's variables; ok is false when any is wrong.
-func (l *loader) snapBank(env models.Environment, slug string) (SnapBank, bool) {
-	p := SnapEnvPrefix(slug)
-	b := SnapBank{Bank: slug}
+// bank reads one bank's variables; ok is false when any is wrong.
+func (l *loader) bank(env models.Environment, slug string) (BankConfig, bool) {
+	p := EnvPrefix(slug)
+	b := BankConfig{Bank: slug}
 	before := len(l.errs)
 	required := []struct {
 		name string
@@ -128,7 +152,7 @@ func (l *loader) snapBank(env models.Environment, slug string) (SnapBank, bool) 
 		}
 	}
 	if b.BaseURL != "" {
-		if err := checkSnapBaseURL(env, p+"BASE_URL", b.BaseURL); err != nil {
+		if err := checkBaseURL(env, p+"BASE_URL", b.BaseURL); err != nil {
 			l.fail(err)
 		}
 	}
@@ -253,6 +277,22 @@ func ParseRSAPublicKey(b []byte) (*rsa.PublicKey, error) {
 func checkRSASize(bits int) error {
 	if bits < 2048 {
 		return fmt.Errorf("the RSA key has %d bits: at least 2048", bits)
+	}
+	return nil
+}
+
+// checkBaseURL applies the environment's rules to a SNAP bank's base URL
+// (vendorurl's for a rail). Staging cannot tell a bank's sandbox from its
+// live API, so it takes a simulator or loopback only: anything else may
+// move real money.
+func checkBaseURL(env models.Environment, name, raw string) error {
+	u, err := (vendorurl.Setting{Name: name, Raw: raw, Example: "https://api.bank.example", Carries: "the bank's tokens and signatures"}).CheckRail(env)
+	if err != nil {
+		return err
+	}
+	if env == models.Staging && !vendorurl.IsLoopback(u.Hostname()) && !vendorurl.IsSimulatorHost(u.Hostname()) {
+		return fmt.Errorf("%s: APP_ENV=staging reaches SNAP banks through a simulator only (a loopback address, or a service named snapsim or vendorsim: `payoutd vendorsim --provider snap`), since any other URL may be the bank's live API and move real money; run with APP_ENV=production to reach the bank",
+			safeurl.Setting(name, raw))
 	}
 	return nil
 }

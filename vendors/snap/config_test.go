@@ -1,4 +1,4 @@
-package config
+package snap
 
 import (
 	"crypto/ecdsa"
@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/payoutd/payoutd/models"
 )
 
 var (
@@ -74,6 +76,19 @@ func snapEnv(keys map[string]string) map[string]string {
 	}
 }
 
+// load is LoadConfig on env, under its APP_ENV (production when unset,
+// as the service's default).
+func load(env map[string]string) ([]BankConfig, error) {
+	appEnv := models.Production
+	if v := env["APP_ENV"]; v != "" {
+		var err error
+		if appEnv, err = models.ParseEnvironment(v); err != nil {
+			return nil, err
+		}
+	}
+	return LoadConfig(func(k string) string { return env[k] }, appEnv)
+}
+
 // Each SNAP misconfiguration stops the start with a message naming the
 // variable; a complete one yields the bank with its keys.
 func TestSnapSettings(t *testing.T) {
@@ -119,7 +134,7 @@ func TestSnapSettings(t *testing.T) {
 				env[k] = v
 			}
 		}
-		c, err := Load(func(k string) string { return env[k] }, Defaults())
+		banks, err := load(env)
 		if tt.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("%s: error %v, want one containing %q", tt.name, err, tt.wantErr)
@@ -134,15 +149,15 @@ func TestSnapSettings(t *testing.T) {
 			continue
 		}
 		if env["SNAP_BANKS"] == "" {
-			if len(c.SnapBanks) != 0 {
-				t.Errorf("%s: banks %v", tt.name, c.SnapBanks)
+			if len(banks) != 0 {
+				t.Errorf("%s: banks %v", tt.name, banks)
 			}
 			continue
 		}
-		if len(c.SnapBanks) != 1 {
-			t.Fatalf("%s: banks %v", tt.name, c.SnapBanks)
+		if len(banks) != 1 {
+			t.Fatalf("%s: banks %v", tt.name, banks)
 		}
-		b := c.SnapBanks[0]
+		b := banks[0]
 		if b.Vendor() != "snap:bca" || b.PrivateKey == nil || b.BankPublicKey == nil || b.ClientSecret != "CLIENT-SECRET-XYZ" || b.SourceAccount != "8880001111" {
 			t.Errorf("%s: bank %v", tt.name, b)
 		}
@@ -178,7 +193,7 @@ func TestSnapNotifications(t *testing.T) {
 				env[k] = v
 			}
 		}
-		c, err := Load(func(k string) string { return env[k] }, Defaults())
+		banks, err := load(env)
 		if tt.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("%s: error %v, want one containing %q", tt.name, err, tt.wantErr)
@@ -189,7 +204,7 @@ func TestSnapNotifications(t *testing.T) {
 			t.Errorf("%s: %v", tt.name, err)
 			continue
 		}
-		if b := c.SnapBanks[0]; b.Notifications != tt.want || (b.BankPublicKey != nil) != (env["SNAP_BCA_BANK_PUBLIC_KEY_FILE"] != "" || env["SNAP_BCA_BANK_PUBLIC_KEY"] != "") {
+		if b := banks[0]; b.Notifications != tt.want || (b.BankPublicKey != nil) != (env["SNAP_BCA_BANK_PUBLIC_KEY_FILE"] != "" || env["SNAP_BCA_BANK_PUBLIC_KEY"] != "") {
 			t.Errorf("%s: notifications %v (key %v), want %v", tt.name, b.Notifications, b.BankPublicKey != nil, tt.want)
 		}
 	}
@@ -205,16 +220,20 @@ func mustRead(t *testing.T, path string) string {
 }
 
 // Printing the configuration shows no SNAP secret and no full source
-// account.
+// account, the banks alone or within a configuration that holds them.
 func TestSnapSecretsNeverPrinted(t *testing.T) {
 	keys := snapKeys(t)
 	env := snapEnv(keys)
-	c, err := Load(func(k string) string { return env[k] }, Defaults())
+	banks, err := load(env)
 	if err != nil {
 		t.Fatal(err)
 	}
+	c := struct {
+		Env       models.Environment
+		SnapBanks []BankConfig
+	}{models.Production, banks}
 	d := fmt.Sprint(testKey.D)[:12]
-	for _, s := range []string{fmt.Sprintf("%v", c), fmt.Sprintf("%+v", c), fmt.Sprintf("%#v", c.SnapBanks), fmt.Sprint(c.SnapBanks[0])} {
+	for _, s := range []string{fmt.Sprintf("%v", c), fmt.Sprintf("%+v", c), fmt.Sprintf("%#v", banks), fmt.Sprint(banks[0])} {
 		for _, secret := range []string{"CLIENT-SECRET-XYZ", "8880001111", d} {
 			if strings.Contains(s, secret) {
 				t.Errorf("printed configuration shows %q: %s", secret, s)
@@ -234,16 +253,24 @@ func TestSnapTwoBanks(t *testing.T) {
 		}
 	}
 	delete(env, "SNAP_BRI_CHANNEL_ID")
-	_, err := Load(func(k string) string { return env[k] }, Defaults())
+	_, err := load(env)
 	if err == nil || !strings.Contains(err.Error(), "SNAP_BRI_CHANNEL_ID is required") || strings.Contains(err.Error(), "SNAP_BCA_") {
 		t.Fatalf("error %v, want SNAP_BRI_CHANNEL_ID only", err)
 	}
 	env["SNAP_BRI_CHANNEL_ID"] = "77"
-	c, err := Load(func(k string) string { return env[k] }, Defaults())
+	banks, err := load(env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.SnapBanks) != 2 || c.SnapBanks[0].Bank != "bca" || c.SnapBanks[1].Bank != "bri" || c.SnapBanks[1].ChannelID != "77" {
-		t.Errorf("banks %v", c.SnapBanks)
+	if len(banks) != 2 || banks[0].Bank != "bca" || banks[1].Bank != "bri" || banks[1].ChannelID != "77" {
+		t.Errorf("banks %v", banks)
+	}
+}
+
+// Printing a bank's settings shows its URL as a URL setting's error does:
+// never a password it carries.
+func TestBankConfigShowsNoURLSecret(t *testing.T) {
+	if s := (BankConfig{Bank: "bca", BaseURL: "https://u:TOPSECRET@bank.example/snap"}).String(); strings.Contains(s, "TOPSECRET") {
+		t.Errorf("BankConfig.String shows the URL's password: %s", s)
 	}
 }
