@@ -28,7 +28,6 @@ const (
 	eMethodNotAllowed = "method_not_allowed"
 	eBodyTooLarge     = "body_too_large"
 	eEncoding         = "unsupported_encoding"
-	eRateLimited      = "rate_limited"
 )
 
 // codeStatuses maps each error code to its HTTP status. This table and
@@ -47,7 +46,7 @@ var codeStatuses = map[string]int{
 	eBodyTooLarge:         http.StatusRequestEntityTooLarge,
 	eEncoding:             http.StatusUnsupportedMediaType,
 	models.EUNPROCESSABLE: http.StatusUnprocessableEntity,
-	eRateLimited:          http.StatusTooManyRequests,
+	models.ERATELIMITED:   http.StatusTooManyRequests,
 	models.EINTERNAL:      http.StatusInternalServerError,
 	models.EUNAVAILABLE:   http.StatusServiceUnavailable,
 }
@@ -78,7 +77,6 @@ var (
 	errReplayCheckUnavailable = models.Errorf(models.EUNAVAILABLE, "signature replay check unavailable; retry shortly")
 	errContentEncoding        = models.Errorf(eEncoding, "Content-Encoding is not supported; send the body uncompressed")
 	errBodyTooLarge           = models.Errorf(eBodyTooLarge, "request body exceeds 1 MiB")
-	errRateLimited            = models.Errorf(eRateLimited, "rate limit exceeded; retry later")
 	// errServerBusy: this API process serves as many requests as it may
 	// at once (MAX_IN_FLIGHT); another instance, or this one a moment
 	// later, will take the request.
@@ -98,7 +96,7 @@ var (
 // the same table.
 var (
 	errAdminRequired  = models.Errorf(models.EUNAUTHORIZED, "operator credentials required (ADMIN_USER / ADMIN_PASSWORD)")
-	errAdminThrottled = models.Errorf(eRateLimited, "too many failed operator logins; retry later")
+	errAdminThrottled = models.Errorf(models.ERATELIMITED, "too many failed operator logins; retry later")
 	errCrossOrigin    = models.Errorf(models.EFORBIDDEN, "cross-origin request refused")
 	errOpsReadOnly    = models.Errorf(models.EFORBIDDEN, "the queue dashboard is read-only (OPS_READ_ONLY)")
 	errProfiling      = models.Errorf(models.ECONFLICT, "another CPU profile or trace is being taken; retry when it ends")

@@ -90,7 +90,7 @@ var declaredErrors = []declaredError{
 	{"api.errReplayCheckUnavailable", errReplayCheckUnavailable, http.StatusServiceUnavailable, true},
 	{"api.errContentEncoding", errContentEncoding, http.StatusUnsupportedMediaType, true},
 	{"api.errBodyTooLarge", errBodyTooLarge, http.StatusRequestEntityTooLarge, true},
-	{"api.errRateLimited", errRateLimited, http.StatusTooManyRequests, true},
+	{"models.ErrRateLimited", models.ErrRateLimited, http.StatusTooManyRequests, true},
 	{"api.errServerBusy", errServerBusy, http.StatusServiceUnavailable, true},
 	{"api.errRequestTimeout", errRequestTimeout, http.StatusServiceUnavailable, true},
 	{"api.errMethodNotAllowed", errMethodNotAllowed, http.StatusMethodNotAllowed, true},
@@ -161,7 +161,7 @@ func TestEveryCodeHasAStatus(t *testing.T) {
 	t.Parallel()
 	codes := []string{models.EINVALID, models.EUNAUTHORIZED, models.EFORBIDDEN, models.ENOTFOUND, models.ECONFLICT,
 		models.EEXPIRED, models.EINSUFFICIENT, models.EUNPROCESSABLE, models.EUNAVAILABLE, models.EINTERNAL,
-		eMethodNotAllowed, eBodyTooLarge, eEncoding, eRateLimited}
+		models.ERATELIMITED, eMethodNotAllowed, eBodyTooLarge, eEncoding}
 	for _, code := range codes {
 		if s, ok := codeStatuses[code]; !ok || s < 400 {
 			t.Errorf("code %q: status %d", code, s)

@@ -54,7 +54,7 @@ func uniqueSource() string {
 // Retry-After of whole seconds.
 func wantFailuresLimited(t *testing.T, r response) {
 	t.Helper()
-	r.expect(t, http.StatusTooManyRequests, errRateLimited.Error())
+	r.expect(t, http.StatusTooManyRequests, models.ErrRateLimited.Error())
 	if retry, err := strconv.Atoi(r.header.Get("Retry-After")); err != nil || retry < 1 {
 		t.Fatalf("Retry-After %q, want whole seconds", r.header.Get("Retry-After"))
 	}

@@ -19,7 +19,7 @@ import (
 // of whole seconds from 1 to 60.
 func wantRateLimited(t *testing.T, r response) {
 	t.Helper()
-	r.expect(t, http.StatusTooManyRequests, errRateLimited.Error())
+	r.expect(t, http.StatusTooManyRequests, models.ErrRateLimited.Error())
 	if retry, err := strconv.Atoi(r.header.Get("Retry-After")); err != nil || retry < 1 || retry > 60 {
 		t.Fatalf("Retry-After %q, want whole seconds from 1 to 60", r.header.Get("Retry-After"))
 	}

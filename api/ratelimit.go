@@ -11,14 +11,16 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/go-redis/redis_rate/v10"
+
+	"github.com/payoutd/payoutd/models"
 )
 
-// rateLimitedError is errRateLimited with the wait fail announces in
+// rateLimitedError is models.ErrRateLimited with the wait fail announces in
 // Retry-After.
 type rateLimitedError struct{ retryAfter time.Duration }
 
-func (e *rateLimitedError) Error() string { return errRateLimited.Error() }
-func (e *rateLimitedError) Unwrap() error { return errRateLimited }
+func (e *rateLimitedError) Error() string { return models.ErrRateLimited.Error() }
+func (e *rateLimitedError) Unwrap() error { return models.ErrRateLimited }
 
 // retryAfterSeconds is the Retry-After value of a wait: whole seconds, at
 // least 1.

@@ -154,7 +154,7 @@ func TestSignatureCheckRateLimit(t *testing.T) {
 		}
 	}
 	r := check(m.apiKey)
-	r.expect(t, http.StatusTooManyRequests, errRateLimited.Error())
+	r.expect(t, http.StatusTooManyRequests, models.ErrRateLimited.Error())
 	retry, err := strconv.Atoi(r.header.Get("Retry-After"))
 	if err != nil || retry < 1 || retry > 60 {
 		t.Fatalf("Retry-After %q, want whole seconds from 1 to 60", r.header.Get("Retry-After"))

@@ -29,6 +29,9 @@ const (
 	// EUNAVAILABLE: something it depends on cannot answer now; a retry
 	// may succeed.
 	EUNAVAILABLE = "unavailable"
+	// ERATELIMITED: the caller asks too often; a retry after a wait may
+	// succeed.
+	ERATELIMITED = "rate_limited"
 	// EINTERNAL: a bug, or a failure the caller cannot act on. Its message
 	// is never shown: the caller gets InternalMessage, the log the detail.
 	// Every error that is not an *Error has this code.
@@ -155,6 +158,11 @@ var (
 	ErrAmountOverflow = Errorf(EINTERNAL, "amount overflow: the sum is beyond the range of stored amounts")
 	ErrBalanceLimit   = Errorf(EINTERNAL, "wallet balance would pass its maximum of ±100000000000000 IDR")
 )
+
+// ErrRateLimited: the client asked more often than its limit allows (the
+// API's per-client limits, or the payout service's inquiry budget). The
+// answer says when to retry.
+var ErrRateLimited = Errorf(ERATELIMITED, "rate limit exceeded; retry later")
 
 // ErrSignatureReused: the signature was accepted before for another
 // method, path or Idempotency-Key; a signature is used once

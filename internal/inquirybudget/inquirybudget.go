@@ -8,7 +8,7 @@
 // The refusals are counted in Redis (GCRA, beside the API's other rate
 // limits), so that every API instance shares one count, and in this
 // process while Redis cannot answer (internal/ratelimit). Its refusal is
-// ErrSpent, a rate limit, with the wait the API announces in Retry-After.
+// models.ErrRateLimited, with the wait the API announces in Retry-After.
 package inquirybudget
 
 import (
@@ -69,20 +69,13 @@ func (b *Budget) Spend(ctx context.Context, clientID uuid.UUID) {
 	}
 }
 
-// rateLimited is the code of a rate limit's refusal, which the API
-// answers 429 with Retry-After, as it answers its own rate limits.
-const rateLimited = "rate_limited"
-
-// ErrSpent refuses a create while its client's budget is spent: to the
-// client, a rate limit in the spec's words for one.
-var ErrSpent = models.Errorf(rateLimited, "rate limit exceeded; retry later")
-
-// SpentError is Check's refusal: ErrSpent, with how long until another
-// refusal fits (RetryAfter, which the API announces in Retry-After).
+// SpentError is Check's refusal: models.ErrRateLimited, to the client a
+// rate limit like the API's own, with how long until another refusal fits
+// (RetryAfter, which the API announces in Retry-After).
 type SpentError struct{ Wait time.Duration }
 
-func (e *SpentError) Error() string { return ErrSpent.Error() }
-func (e *SpentError) Unwrap() error { return ErrSpent }
+func (e *SpentError) Error() string { return models.ErrRateLimited.Error() }
+func (e *SpentError) Unwrap() error { return models.ErrRateLimited }
 
 // RetryAfter is Wait.
 func (e *SpentError) RetryAfter() time.Duration { return e.Wait }

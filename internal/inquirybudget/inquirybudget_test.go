@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/payoutd/payoutd/models"
 )
 
 // refusingRedis is a client of a Redis that refuses every connection at
@@ -33,7 +35,7 @@ func TestInquiryBudgetWithRedisDown(t *testing.T) {
 	}
 	err := budget.Check(ctx, client)
 	var limited *SpentError
-	if !errors.As(err, &limited) || !errors.Is(err, ErrSpent) || limited.RetryAfter() <= 0 || limited.RetryAfter() > 30*time.Second {
+	if !errors.As(err, &limited) || !errors.Is(err, models.ErrRateLimited) || limited.RetryAfter() <= 0 || limited.RetryAfter() > 30*time.Second {
 		t.Fatalf("check after the budget: %v, want a rate limit within 30 s", err)
 	}
 	if err := budget.Check(ctx, other); err != nil {
