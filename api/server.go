@@ -10,7 +10,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/go-redis/redis_rate/v10"
-	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
@@ -243,11 +242,6 @@ func (s *Server) listenForClientChanges(d Deps) {
 	}()
 	s.closers = append(s.closers, func() error { cancel(); <-done; return nil })
 }
-
-// ForgetClient drops what this instance cached of a client that changed;
-// in-process callers (dev mode, tests) use it where others announce the
-// change through Redis.
-func (s *Server) ForgetClient(_ context.Context, clientID uuid.UUID) { s.principals.Forget(clientID) }
 
 // Handler returns the http.Handler serving the API.
 func (s *Server) Handler() http.Handler { return s.handler }

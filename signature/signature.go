@@ -59,16 +59,8 @@ type Header struct {
 	V2 string
 }
 
-// Version is the scheme the header is verified by: "v2" when it carries a
-// v2 signature (a v1 beside it is then ignored), else "v1".
-func (h Header) Version() string {
-	if h.V2 != "" {
-		return "v2"
-	}
-	return "v1"
-}
-
-// Signature is the signature the header is verified by (Version's).
+// Signature is the signature the header is verified by: V2 when the
+// header carries one (a V1 beside it is then ignored), else V1.
 func (h Header) Signature() string {
 	if h.V2 != "" {
 		return h.V2

@@ -183,16 +183,6 @@ func (c *Cache) ForgetAll() {
 	c.forgetMisses()
 }
 
-// Len is the number of entries held, expired ones included.
-func (c *Cache) Len() int {
-	if c == nil {
-		return 0
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.entries)
-}
-
 // Listen applies the changes announced on Channel until ctx ends. Whenever
 // the subscription is (re)established everything is forgotten:
 // announcements made while it was down were lost. go-redis reconnects and

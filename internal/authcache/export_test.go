@@ -9,3 +9,13 @@ func Misses(c *Cache) int {
 	defer c.mu.Unlock()
 	return len(c.misses)
 }
+
+// Len is the number of entries held, expired ones included.
+func (c *Cache) Len() int {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries)
+}

@@ -226,13 +226,6 @@ func (s *Sealer) IsCurrent(stored string) bool {
 	return ok && id == s.current.id
 }
 
-// SealedKeyID is the key id of a value in the current format; "" for a
-// value of an earlier version or a malformed one.
-func SealedKeyID(stored string) string {
-	id, _, _ := parseSealed(stored)
-	return id
-}
-
 func parseSealed(stored string) (id string, raw []byte, ok bool) {
 	rest, found := strings.CutPrefix(stored, sealedPrefix)
 	if !found {
