@@ -13,23 +13,30 @@ GO       ?= go
 BIN      ?= bin/payoutd
 FUZZTIME ?= 3s
 LOAD_ARGS ?=
+# make sim: seeds SEED_FROM, SEED_FROM+1, … (SEEDS of them), stopped after
+# SIM_DURATION; naming SEEDS on the command line runs them all
+# (make sim SEEDS=100000 overnight).
+SEEDS     ?= 100000
+SEED_FROM ?= 1
+SIM_DURATION ?= $(if $(filter command line,$(origin SEEDS)),0,2m)
 
-.PHONY: help dev test unit fuzz faults build migrate lint vuln load bench docker
+.PHONY: help dev test unit fuzz sim sim-defects faults build migrate lint vuln load bench docker
 
 help: ## List the targets
 	@echo "usage: make <target>"
 	@echo
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) \
-		| awk 'BEGIN {FS = ":.*## "} {printf "  %-8s %s\n", $$1, $$2}'
+		| awk 'BEGIN {FS = ":.*## "} {printf "  %-11s %s\n", $$1, $$2}'
 	@echo
 	@echo "variables: FUZZTIME=$(FUZZTIME) (per fuzz target), TEST_DATABASE_URL, TEST_REDIS_URL"
 
 dev: ## Run everything in one process with throwaway backends (go run ./cmd/payoutd dev)
 	$(GO) run ./cmd/payoutd dev
 
-test: ## Unit tests with the race detector, then every fuzz target for FUZZTIME
+test: ## Unit tests with the race detector, every fuzz target for FUZZTIME, then the simulation for SIM_DURATION
 	$(MAKE) --no-print-directory unit
 	$(MAKE) --no-print-directory fuzz
+	$(MAKE) --no-print-directory sim
 
 # -timeout: the api package's integration suite under the race detector
 # on SQLite takes close to go test's default 10 minutes on a slow 2-core
@@ -41,6 +48,12 @@ unit: ## Unit and integration tests only (go test -race -count=1 -timeout 30m ./
 # for FUZZTIME; see its header for the one Go toolchain failure it forgives.
 fuzz: ## Run each fuzz target (func FuzzXxx) for FUZZTIME
 	GO=$(GO) FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
+
+sim: ## The deterministic simulation (internal/sim): SEEDS seeds from SEED_FROM, for at most SIM_DURATION (2m unless SEEDS is given)
+	$(GO) run ./cmd/payoutsim -from $(SEED_FROM) -seeds $(SEEDS) -duration $(SIM_DURATION)
+
+sim-defects: ## Show make sim catching three defects put back into a copy of the code (scripts/sim-defects.sh)
+	GO=$(GO) scripts/sim-defects.sh
 
 faults: ## Every fault scenario (internal/faults) on loopback; ends with one summary line each
 	GO=$(GO) scripts/faults.sh

@@ -58,7 +58,21 @@ func DialectOf(databaseURL string) (Dialect, error) {
 // domain's driver of its dialect (models.Driver: pgdriver or sqlitedriver),
 // which every session and transaction of the handle shares. It does not
 // migrate.
-func Open(databaseURL string) (*gorm.DB, error) {
+func Open(databaseURL string) (*gorm.DB, error) { return OpenWith(databaseURL, Options{}) }
+
+// Options adjust OpenWith for a program that runs the service's code on a
+// clock and a connection of its own: the deterministic simulation.
+type Options struct {
+	// Now is the clock of the timestamps gorm fills in (created_at,
+	// updated_at); nil: the wall clock, in UTC.
+	Now func() time.Time
+	// SQLiteDriver is the database/sql driver SQLite is opened with (one
+	// registered to wrap the pure-Go driver); "": the pure-Go driver.
+	SQLiteDriver string
+}
+
+// OpenWith is Open with o.
+func OpenWith(databaseURL string, o Options) (*gorm.DB, error) {
 	dialect, err := DialectOf(databaseURL)
 	if err != nil {
 		return nil, err
@@ -75,6 +89,9 @@ func Open(databaseURL string) (*gorm.DB, error) {
 			ParameterizedQueries:      true, // never log values: they may be secrets or account numbers
 		})),
 		NowFunc: func() time.Time { return time.Now().UTC() },
+	}
+	if o.Now != nil {
+		cfg.NowFunc = func() time.Time { return o.Now().UTC() }
 	}
 	switch dialect {
 	case Postgres:
@@ -102,7 +119,7 @@ func Open(databaseURL string) (*gorm.DB, error) {
 		sqlDB.SetConnMaxIdleTime(5 * time.Minute)
 		return db, nil
 	default:
-		db, err := gorm.Open(sqlite.Open(sqliteDSN(databaseURL)), cfg)
+		db, err := gorm.Open(&sqlite.Dialector{DriverName: o.SQLiteDriver, DSN: sqliteDSN(databaseURL)}, cfg)
 		if err != nil {
 			return nil, fmt.Errorf("open sqlite: %w", err)
 		}

@@ -1,0 +1,110 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/payoutd/payoutd/ledger"
+	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/vendors"
+)
+
+// check verifies the invariants that hold after every step; quiescent
+// adds those that hold once the faults stopped and everything settled.
+// It returns the first broken one.
+func (w *World) check(quiescent bool) error {
+	for _, ref := range w.vendor.order {
+		if vp := w.vendor.byRef[ref]; vp != nil && vp.executed > 1 {
+			return fmt.Errorf("paid twice: the vendor carried out %d submits of %s", vp.executed, w.name(ref))
+		}
+	}
+	if err := w.checkTransitions(); err != nil {
+		return err
+	}
+	rep, err := ledger.Reconcile(context.Background(), w.db, w.clock.Now())
+	if err != nil {
+		return fmt.Errorf("reconcile: %w", err)
+	}
+	for _, p := range rep.Problems {
+		if !quiescent && strings.Contains(p, "(late result ") {
+			continue // an operator's to resolve; it must be by the end
+		}
+		return fmt.Errorf("reconcile: %s", uuidPattern.ReplaceAllStringFunc(p, w.name))
+	}
+	var ds []models.Disbursement
+	if err := w.db.Order("created_at, id").Find(&ds).Error; err != nil {
+		return err
+	}
+	for _, d := range ds {
+		if err := w.agrees(&d, quiescent); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkTransitions reads the audit lines written since the last check:
+// each must be a move the table allows.
+func (w *World) checkTransitions() error {
+	var ts []models.DisbursementTransition
+	if err := w.db.Where("id > ?", w.lastTransition).Order("id").Find(&ts).Error; err != nil {
+		return err
+	}
+	for _, t := range ts {
+		w.lastTransition = t.ID
+		ok := t.FromStatus.CanMoveTo(t.ToStatus)
+		if t.FromStatus == "" {
+			ok = models.CanCreateAs(t.ToStatus)
+		}
+		if !ok {
+			return fmt.Errorf("move not allowed: %s %s → %s", w.name(t.DisbursementID.String()), t.FromStatus, t.ToStatus)
+		}
+	}
+	return nil
+}
+
+// agrees compares a stored payout with what the vendor knows of it: money
+// the store says moved must have moved at the vendor, and, once quiet,
+// the other way round too.
+func (w *World) agrees(d *models.Disbursement, quiescent bool) error {
+	vp := w.vendor.byRef[d.VendorReference]
+	if vp != nil && vp.contradicted {
+		return nil // the vendor contradicts itself: an operator's case
+	}
+	n := w.name(d.ID.String())
+	vendorSays := vendors.PayoutStatus("never received")
+	if vp != nil {
+		vendorSays = vp.status
+	}
+	switch d.Status {
+	case models.StatusSuccess:
+		if vp == nil || (vp.status != vendors.PayoutSuccess && vp.status != vendors.PayoutReturned) {
+			return fmt.Errorf("%s is SUCCESS (debited) but the vendor says %s", n, vendorSays)
+		}
+	case models.StatusReturned:
+		if vp == nil || vp.status != vendors.PayoutReturned {
+			return fmt.Errorf("%s is RETURNED (credited back) but the vendor says %s", n, vendorSays)
+		}
+	case models.StatusFailed, models.StatusExpired, models.StatusCancelled:
+		if vp != nil && (vp.status == vendors.PayoutSuccess || vp.status == vendors.PayoutReturned) {
+			return fmt.Errorf("lost: %s is %s (money released) but the vendor paid it", n, d.Status)
+		}
+		if quiescent && vp != nil && vp.status == vendors.PayoutPending {
+			return fmt.Errorf("lost: %s is %s but the vendor still pays it", n, d.Status)
+		}
+	}
+	if !quiescent {
+		return nil
+	}
+	if !d.Status.Terminal() {
+		return fmt.Errorf("not live: %s is still %s once the faults stopped (the vendor says %s)", n, d.Status, vendorSays)
+	}
+	if vp != nil && vp.status == vendors.PayoutSuccess && d.Status != models.StatusSuccess {
+		return fmt.Errorf("%s is %s but the vendor paid it", n, d.Status)
+	}
+	if vp != nil && vp.status == vendors.PayoutReturned && d.Status != models.StatusReturned {
+		return fmt.Errorf("%s is %s but the bank returned it", n, d.Status)
+	}
+	return nil
+}
