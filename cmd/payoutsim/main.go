@@ -17,6 +17,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,7 +34,12 @@ func main() {
 	every := flag.Int("determinism-every", 10, "run every n-th seed twice and compare the histories (0: never)")
 	verbose := flag.Bool("v", false, "print every history")
 	out := flag.String("out", "", "directory for a failing seed's history (default: the temporary directory)")
+	jobs := flag.Int("jobs", 1, "processes to share the seeds among (each its own runner: runs share process-wide state)")
+	shard := flag.Int("shard", 0, "this process runs the seeds whose index modulo -jobs is this (set by -jobs)")
 	flag.Parse()
+	if *jobs > 1 && *shard == 0 && !isShard() {
+		os.Exit(runShards(*jobs))
+	}
 
 	// The service logs as it would in production; the history says what
 	// matters, in simulated time.
@@ -45,7 +52,8 @@ func main() {
 	start := time.Now()
 	ran, stepsRun := 0, 0
 	lastReport := start
-	for i := range count {
+	stride := max(*jobs, 1)
+	for i := *shard; i < count; i += stride {
 		if *duration > 0 && time.Since(start) > *duration {
 			break
 		}
@@ -72,7 +80,53 @@ func main() {
 			}
 		}
 	}
+	if stride > 1 {
+		fmt.Printf("shard %d: %d seeds, %d steps, all invariants held, %s\n", *shard, ran, stepsRun, time.Since(start).Round(time.Second))
+		return
+	}
 	fmt.Printf("sim: %d seeds (%d to %d), %d steps, all invariants held, %s\n", ran, first, first+uint64(ran)-1, stepsRun, time.Since(start).Round(time.Second))
+}
+
+// isShard reports whether this process was started by runShards.
+func isShard() bool { return os.Getenv("PAYOUTSIM_SHARD") != "" }
+
+// runShards runs this command once per shard with the same flags, and
+// waits for all: the first to fail stops the others. It returns the exit
+// status.
+func runShards(jobs int) int {
+	start := time.Now()
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Println(err)
+		return 2
+	}
+	procs := make([]*exec.Cmd, jobs)
+	done := make(chan error, jobs)
+	for j := range jobs {
+		args := append(slices.Clone(os.Args[1:]), fmt.Sprintf("-shard=%d", j))
+		cmd := exec.Command(self, args...)
+		cmd.Env = append(os.Environ(), "PAYOUTSIM_SHARD=1")
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		if err := cmd.Start(); err != nil {
+			fmt.Println(err)
+			return 2
+		}
+		procs[j] = cmd
+		go func() { done <- cmd.Wait() }()
+	}
+	status := 0
+	for range jobs {
+		if err := <-done; err != nil && status == 0 {
+			status = 1
+			for _, p := range procs {
+				_ = p.Process.Kill()
+			}
+		}
+	}
+	if status == 0 {
+		fmt.Printf("sim: every shard held, %s\n", time.Since(start).Round(time.Second))
+	}
+	return status
 }
 
 // fail shrinks a failing seed, writes its shortest history and exits.
