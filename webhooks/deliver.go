@@ -63,6 +63,10 @@ type Options struct {
 	Queue    Queue         // for Sweep and Redeliver; may be nil
 	Now      func() time.Time
 	Metrics  Metrics // counts attempts; nil counts nothing
+	// HTTPClient sends the deliveries; nil: the guard's (Guard.HTTPClient
+	// with Timeout), which checks every address it dials. Only a program
+	// that stands in for the merchants (the simulation) sets it.
+	HTTPClient *http.Client
 }
 
 // New returns a Deliverer.
@@ -79,7 +83,10 @@ func New(o Options) *Deliverer {
 	if o.Metrics == nil {
 		o.Metrics = noMetrics{}
 	}
-	d := &Deliverer{db: o.DB, sealer: o.Sealer, guard: o.Guard, client: o.Guard.HTTPClient(o.Timeout), timeout: o.Timeout,
+	if o.HTTPClient == nil {
+		o.HTTPClient = o.Guard.HTTPClient(o.Timeout)
+	}
+	d := &Deliverer{db: o.DB, sealer: o.Sealer, guard: o.Guard, client: o.HTTPClient, timeout: o.Timeout,
 		schedule: o.Schedule, queue: o.Queue, now: o.Now, metrics: o.Metrics}
 	if o.DB != nil && o.DB.Dialector.Name() == "postgres" {
 		d.startGroups()

@@ -8,6 +8,7 @@ import (
 	"github.com/payoutd/payoutd/ledger"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/vendors"
+	"github.com/payoutd/payoutd/webhooks"
 )
 
 // reconcileEvery is how often, in fault steps, check runs the ledger's
@@ -28,7 +29,13 @@ func (w *World) check(quiescent bool) error {
 	if err := w.checkTransitions(); err != nil {
 		return err
 	}
+	if w.merchant.bad != nil {
+		return w.merchant.bad
+	}
 	if err := w.checkStore(quiescent); err != nil {
+		return err
+	}
+	if err := w.checkWebhooks(quiescent); err != nil {
 		return err
 	}
 	if !quiescent && w.step%reconcileEvery != 0 {
@@ -57,6 +64,56 @@ func (w *World) checkStore(quiescent bool) error {
 		if err := w.agrees(&d, quiescent); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// eventOf is the webhook event a move into status records ("" for none).
+var eventOf = map[models.DisbursementStatus]string{
+	models.StatusSuccess: webhooks.DisbursementSuccess, models.StatusFailed: webhooks.DisbursementFailed,
+	models.StatusReturned: webhooks.DisbursementReturned,
+}
+
+// checkWebhooks: every move that tells the merchant recorded its event
+// exactly once, and, once quiet, every event was delivered and taken by
+// the merchant's receiver, or its retry schedule ran out.
+func (w *World) checkWebhooks(quiescent bool) error {
+	var moves []struct {
+		DisbursementID string
+		ToStatus       models.DisbursementStatus
+		N              int
+	}
+	if err := w.db.Model(&models.DisbursementTransition{}).Select("disbursement_id, to_status, COUNT(*) AS n").
+		Where("to_status IN ?", []models.DisbursementStatus{models.StatusSuccess, models.StatusFailed, models.StatusReturned}).
+		Group("disbursement_id, to_status").Order("disbursement_id, to_status").Scan(&moves).Error; err != nil {
+		return err
+	}
+	var events []models.WebhookEvent
+	if err := w.db.Order("created_at, id").Find(&events).Error; err != nil {
+		return err
+	}
+	recorded := map[string]int{}
+	for _, e := range events {
+		recorded[e.SubjectID.String()+" "+e.Event]++
+		if !quiescent {
+			continue
+		}
+		switch {
+		case e.State == models.WebhookPending:
+			return fmt.Errorf("not live: webhook %s %s still pending once the faults stopped", e.Event, w.name(e.ID.String()))
+		case e.State == models.WebhookDelivered && w.merchant.received[e.ID.String()] == 0:
+			return fmt.Errorf("webhook %s %s stored delivered but the merchant never took it", e.Event, w.name(e.ID.String()))
+		}
+	}
+	for _, m := range moves {
+		key := m.DisbursementID + " " + eventOf[m.ToStatus]
+		if recorded[key] != m.N {
+			return fmt.Errorf("%s moved to %s %d time(s) but %d %s event(s) recorded", w.name(m.DisbursementID), m.ToStatus, m.N, recorded[key], eventOf[m.ToStatus])
+		}
+		delete(recorded, key)
+	}
+	for key, n := range recorded {
+		return fmt.Errorf("%d webhook event(s) %s without the move", n, key)
 	}
 	return nil
 }

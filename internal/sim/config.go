@@ -19,6 +19,7 @@ type Config struct {
 	RedisLossRate      float64 // the queue loses everything
 	ReturnRate         float64 // a paid payout returned by the bank (within two days)
 	ContradictRate     float64 // the vendor reports failed a payout it paid
+	ReceiverDownRate   float64 // the merchant's webhook receiver refuses or answers 500
 }
 
 // drawConfig draws a run's Config from its generator.
@@ -42,5 +43,6 @@ func drawConfig(r *rand.Rand, steps int) Config {
 		RedisLossRate:      pick(0.01),
 		ReturnRate:         pick(0.05),
 		ContradictRate:     pick(0.01),
+		ReceiverDownRate:   pick(0.3),
 	}
 }

@@ -2,11 +2,17 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/webhooks"
 )
 
 // Task kinds, as the worker's handlers are named.
@@ -24,6 +30,9 @@ const retention = 10 * time.Minute
 // archived (tasks' asynq.MaxRetry): the sweep must find its payout again.
 const maxRetry = 25
 
+// webhookMaxRetry is the webhook delivery task's (its schedule decides).
+const webhookMaxRetry = 1000
+
 // task is one queued task.
 type task struct {
 	id      string // kind:uuid[:slot], the queue's unique task id
@@ -40,8 +49,15 @@ type task struct {
 // queue is the simulated Redis queue (asynq): unique task ids, delays,
 // retries with asynq's backoff, retention, and loss of everything when
 // Redis loses its state.
+//
+// The service enqueues a commit's webhook events from several goroutines
+// at once (payouts' enqueueEvents), so adds are locked, and everything the
+// queue hands out is in a canonical order (due time, then task id), never
+// the order of arrival: otherwise the history would depend on which
+// goroutine ran first.
 type queue struct {
 	w     *World
+	mu    sync.Mutex
 	tasks []*task
 }
 
@@ -66,13 +82,15 @@ func (q *queue) add(kind string, id uuid.UUID, slot string, after time.Duration)
 		tid += ":" + slot
 	}
 	now := q.w.clock.Now()
+	q.mu.Lock()
+	defer q.mu.Unlock()
 	for _, t := range q.tasks {
 		if t.id == tid && (t.doneAt.IsZero() || now.Sub(t.doneAt) < retention) {
 			return nil // a duplicate: asynq refuses it, tasks.Client ignores that
 		}
 	}
 	q.tasks = append(q.tasks, &task{id: tid, kind: kind, target: id, runAt: now.Add(after)})
-	if kind != taskWebhook {
+	if kind != taskWebhook { // those arrive in no particular order (above)
 		q.w.logf("queue: %s %s in %s", kind, q.w.name(id.String()), after)
 	}
 	return nil
@@ -86,6 +104,12 @@ func (q *queue) due(now time.Time) []*task {
 			out = append(out, t)
 		}
 	}
+	slices.SortFunc(out, func(a, b *task) int {
+		if c := a.runAt.Compare(b.runAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.id, b.id)
+	})
 	return out
 }
 
@@ -101,12 +125,20 @@ func (q *queue) next() time.Time {
 }
 
 // finish records a task's run: done, or retried with asynq's backoff
-// (n⁴ + 15 s, plus up to 30 s × (n+1)), archived after maxRetry.
+// (n⁴ + 15 s, plus up to 30 s × (n+1)) or the delay a webhook delivery
+// asks for, archived after its kind's retries (or at once when the
+// delivery gave up).
 func (q *queue) finish(t *task, err error) {
 	now := q.w.clock.Now()
 	t.running = nil
-	if err == nil {
+	var later *webhooks.RetryLater
+	switch {
+	case err == nil, errors.Is(err, webhooks.ErrGaveUp), errors.Is(err, models.ErrNotFound) && t.kind == taskWebhook:
 		t.doneAt = now
+		return
+	case errors.As(err, &later) && t.retried < webhookMaxRetry:
+		t.retried++
+		t.runAt = now.Add(later.Delay)
 		return
 	}
 	if t.retried >= maxRetry {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/payoutd/payoutd/admin"
+	"github.com/payoutd/payoutd/internal/credentials"
 	"github.com/payoutd/payoutd/internal/database"
 	"github.com/payoutd/payoutd/ledger"
 	"github.com/payoutd/payoutd/models"
@@ -111,18 +113,29 @@ func (w *World) setUp() error {
 		return err
 	}
 	now := w.clock.Now()
-	c := &models.Client{ID: models.NewID(), Name: "sim merchant", Kind: models.KindMerchant, Environment: models.Production,
-		Withdrawals: models.WithdrawalsActive, PaymentFeeBps: models.DefaultPaymentFeeBps,
-		BIFASTFee: models.DefaultBIFASTFee, RTOLFee: models.DefaultRTOLFee,
-		BIFASTMinNet: models.DefaultBIFASTMinNet, RTOLMinNet: models.DefaultRTOLMinNet,
-		RefundFeeOnReturn: w.rng.IntN(2) == 0, CreatedAt: now, UpdatedAt: now}
+	sealer, err := credentials.NewSealer(seedKey(w.seed))
+	if err != nil {
+		return err
+	}
+	w.sealer = sealer
+	issued, err := admin.CreateClient(ctx, admin.Deps{DB: db, Sealer: sealer, Env: models.Production},
+		admin.ClientOptions{Name: "sim merchant", PayoutWebhookURL: "https://merchant.example/payouts"})
+	if err != nil {
+		return err
+	}
+	c := &models.Client{}
+	if err := db.Where("id = ?", issued.ClientID).Take(c).Error; err != nil {
+		return err
+	}
+	c.RefundFeeOnReturn = w.rng.IntN(2) == 0
 	if w.rng.IntN(2) == 0 {
 		threshold := models.Rupiah(800_000)
 		c.ReviewThreshold = &threshold
 	}
-	if err := db.Create(c).Error; err != nil {
+	if err := db.Model(c).Select("refund_fee_on_return", "review_threshold").Updates(c).Error; err != nil {
 		return err
 	}
+	w.merchant = &merchant{w: w, secret: issued.CallbackSecret, received: map[string]int{}}
 	w.client = c
 	w.names[c.ID.String()] = "merchant"
 	for i := range w.cfg.Wallets {
@@ -197,6 +210,7 @@ func (w *World) quietDown() error {
 		w.approveAll()
 		w.stepSweep()
 		w.stepExpire()
+		w.stepWebhookSweep()
 		w.drainParked()
 		for _, ref := range w.vendor.refs(func(vp *vendorPayout) bool { return vp.status == vendors.PayoutPending }) {
 			if vp := w.vendor.byRef[ref]; w.clock.Now().Sub(vp.since) >= time.Second {
@@ -252,7 +266,9 @@ func (w *World) untilNext() time.Duration {
 	w.db.Model(&models.Disbursement{}).Select("MIN(next_check_at) AS check").Scan(&row)
 	w.db.Model(&models.Disbursement{}).Where("status IN ?", []models.DisbursementStatus{models.StatusVerified, models.StatusPendingVerification}).
 		Select("MIN(lock_expires_at) AS lock").Scan(&row)
-	for _, t := range []*time.Time{row.Check, row.Lock} {
+	var hook struct{ Next *time.Time }
+	w.db.Model(&models.WebhookEvent{}).Where("state = ?", models.WebhookPending).Select("MIN(next_attempt_at) AS next").Scan(&hook)
+	for _, t := range []*time.Time{row.Check, row.Lock, hook.Next} {
 		if t != nil {
 			consider(*t)
 		}
@@ -271,4 +287,10 @@ func (w *World) approveAll() {
 		})
 		w.drainParked()
 	}
+}
+
+// seedKey is the run's SECRETS_KEY: any 32 bytes will do.
+func seedKey(seed uint64) []byte {
+	k := seedBytes(seed, 3)
+	return k[:]
 }

@@ -38,6 +38,7 @@ var actions = []action{
 	{"task", always(14), (*World).stepTask},
 	{"sweep", always(5), (*World).stepSweep},
 	{"expire", always(2), (*World).stepExpire},
+	{"webhook sweep", always(2), (*World).stepWebhookSweep},
 	{"callback", always(5), (*World).stepCallback},
 	{"vendor settles", always(7), (*World).stepVendorSettles},
 	{"operator", always(3), (*World).stepOperator},
@@ -200,6 +201,8 @@ func (w *World) runTask(t *task) {
 			err = p.disp.Submit(ctx, t.target)
 		case taskPoll:
 			err = p.disp.Poll(ctx, t.target)
+		case taskWebhook:
+			err = p.hooks.Deliver(ctx, t.target)
 		}
 		if o := w.sched.current(); o != nil && !o.dead() {
 			w.queue.finish(t, err)
@@ -215,6 +218,15 @@ func (w *World) stepSweep() bool {
 		if err == nil && r.Unhandled > 0 {
 			return fmt.Errorf("%d rows unhandled", r.Unhandled)
 		}
+		return err
+	})
+	return true
+}
+
+func (w *World) stepWebhookSweep() bool {
+	p := w.worker
+	w.run(p, "webhook sweep", func(ctx context.Context) error {
+		_, err := p.hooks.Sweep(ctx)
 		return err
 	})
 	return true

@@ -5,12 +5,15 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"strings"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
 	"github.com/payoutd/payoutd/dispatch"
+	"github.com/payoutd/payoutd/internal/credentials"
+	"github.com/payoutd/payoutd/webhooks"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/payouts"
 	"github.com/payoutd/payoutd/vendors"
@@ -25,6 +28,7 @@ type proc struct {
 	epoch int
 	svc   *payouts.Service
 	disp  *dispatch.Dispatcher // the worker's: its sweep and task handlers
+	hooks *webhooks.Deliverer  // the worker's webhook deliveries
 	// claimed are the payouts an API create stored with their first
 	// submit claimed, waiting for this process's inline submit.
 	claimed []*models.Disbursement
@@ -37,6 +41,8 @@ func (p *proc) build() {
 	switch p.name {
 	case "worker":
 		p.svc, p.disp = dispatch.New(opts, dispatch.Options{Queue: w.queue})
+		p.hooks = webhooks.New(webhooks.Options{DB: w.db, Sealer: w.sealer, Queue: w.queue, Now: w.clock.Now,
+			HTTPClient: &http.Client{Transport: w.merchant}})
 	case "api":
 		opts.SubmitInline = true
 		opts.Handoff = handoff{p}
@@ -79,8 +85,10 @@ type World struct {
 	clock  *clock
 	db     *gorm.DB
 	sched  *scheduler
-	vendor *vendor
-	queue  *queue
+	vendor   *vendor
+	queue    *queue
+	merchant *merchant
+	sealer   *credentials.Sealer
 
 	api, worker, operator *proc
 	client                *models.Client
