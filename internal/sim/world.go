@@ -13,10 +13,10 @@ import (
 
 	"github.com/payoutd/payoutd/dispatch"
 	"github.com/payoutd/payoutd/internal/credentials"
-	"github.com/payoutd/payoutd/webhooks"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/payouts"
 	"github.com/payoutd/payoutd/vendors"
+	"github.com/payoutd/payoutd/webhooks"
 )
 
 // proc is a process of the service: "api", "worker" or "operator". A
@@ -79,12 +79,12 @@ func (h handoff) LeftVerified(context.Context, []uuid.UUID) {}
 // World is one simulation run: its seed, its generator, its clock, its
 // database, its vendor, its queue and its processes.
 type World struct {
-	seed   uint64
-	cfg    Config
-	rng    *rand.Rand
-	clock  *clock
-	db     *gorm.DB
-	sched  *scheduler
+	seed     uint64
+	cfg      Config
+	rng      *rand.Rand
+	clock    *clock
+	db       *gorm.DB
+	sched    *scheduler
 	vendor   *vendor
 	queue    *queue
 	merchant *merchant
