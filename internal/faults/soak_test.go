@@ -937,18 +937,23 @@ const soakMinSamples = 50
 
 // judgeP99 compares each later minute, outside the faults' windows, with
 // the first minute's p99: over twice it fails. It returns the baseline
-// (0 if the first minute has too few creates) and the minutes over.
-func judgeP99(minutes []minuteP99) (baseline time.Duration, over []minuteP99) {
+// (0 if the first minute has too few creates), how many minutes were
+// compared with it and those over.
+func judgeP99(minutes []minuteP99) (baseline time.Duration, judged int, over []minuteP99) {
 	if len(minutes) == 0 || minutes[0].n < soakMinSamples {
-		return 0, nil
+		return 0, 0, nil
 	}
 	baseline = minutes[0].p99
 	for _, m := range minutes[1:] {
-		if m.excluded == "" && m.n >= soakMinSamples && m.p99 > 2*baseline {
+		if m.excluded != "" || m.n < soakMinSamples {
+			continue
+		}
+		judged++
+		if m.p99 > 2*baseline {
 			over = append(over, m)
 		}
 	}
-	return baseline, over
+	return baseline, judged, over
 }
 
 // minutes cuts the open loop into whole minutes for the p99 verdict.
@@ -1000,7 +1005,7 @@ func (s *soakRun) report(cfg soakConfig) {
 	}
 
 	minutes := s.minutes(cfg.duration)
-	baseline, _ := judgeP99(minutes)
+	baseline, _, _ := judgeP99(minutes)
 	fmt.Printf("\nsoak: p99 of each minute's accepted creates against 2 × minute 1's (%.1f ms):\n", ms(baseline))
 	for _, m := range minutes {
 		verdict := "ok"
@@ -1076,19 +1081,24 @@ func (s *soakRun) verdicts(cfg soakConfig, sum summary, checks string) {
 	s.mu.Lock()
 	samples := append([]soakSample(nil), s.samples...)
 	s.mu.Unlock()
-	growth := "ok"
+	growth, growthJudged, growthSeries := "ok", 0, 0
 	for i, ser := range series {
 		if !ser.judged {
 			continue
 		}
-		if v := s.growth(ser, samples, i, cfg.duration); v.grows {
+		growthSeries++
+		v := s.growth(ser, samples, i, cfg.duration)
+		if v.judged {
+			growthJudged++
+		}
+		if v.grows {
 			growth = "GROWS"
 			s.t.Errorf("%s grows without bound: its last third's max %.2f is over %.2f (%.2f× the first third's %.2f + %.0f) and the last half still rises by %.2f",
 				ser.title, v.lastMax, v.limit, ser.factor, v.firstMax, ser.slack, v.rise)
 		}
 	}
 	p99 := "ok"
-	baseline, over := judgeP99(s.minutes(cfg.duration))
+	baseline, p99Judged, over := judgeP99(s.minutes(cfg.duration))
 	if baseline == 0 {
 		p99 = "no baseline"
 		s.t.Errorf("the first minute had fewer than %d accepted creates: no p99 baseline", soakMinSamples)
@@ -1100,6 +1110,7 @@ func (s *soakRun) verdicts(cfg soakConfig, sum summary, checks string) {
 	if n := s.load.shed.Load(); n > 0 {
 		s.t.Errorf("%d creates were not sent: a minute's worth of creates was already waiting for answers", n)
 	}
-	fmt.Printf("soak seed=%d duration=%s offered_per_s=%.1f sent=%d lost=%d double_paid=%d shed=%d growth=%s p99=%s checks=%s\n",
-		cfg.seed, cfg.duration, s.rate, sum.sent, sum.lost, sum.double, s.load.shed.Load(), growth, p99, checks)
+	// How many series and minutes were judged: "ok" over none is no pass.
+	fmt.Printf("soak seed=%d duration=%s offered_per_s=%.1f sent=%d lost=%d double_paid=%d shed=%d growth=%s (%d/%d series judged) p99=%s (%d minutes judged) checks=%s\n",
+		cfg.seed, cfg.duration, s.rate, sum.sent, sum.lost, sum.double, s.load.shed.Load(), growth, growthJudged, growthSeries, p99, p99Judged, checks)
 }

@@ -154,14 +154,14 @@ func TestSoakP99Verdict(t *testing.T) {
 	m := func(minute int, p99ms int, excluded string) minuteP99 {
 		return minuteP99{minute: minute, n: 600, p99: time.Duration(p99ms) * time.Millisecond, excluded: excluded}
 	}
-	baseline, over := judgeP99([]minuteP99{m(1, 20, ""), m(2, 39, ""), m(3, 90, "api-kill"), m(4, 41, ""), {minute: 5, n: 10, p99: time.Second}})
-	if baseline != 20*time.Millisecond {
-		t.Errorf("baseline %s, want minute 1's 20ms", baseline)
+	baseline, judged, over := judgeP99([]minuteP99{m(1, 20, ""), m(2, 39, ""), m(3, 90, "api-kill"), m(4, 41, ""), {minute: 5, n: 10, p99: time.Second}})
+	if baseline != 20*time.Millisecond || judged != 2 {
+		t.Errorf("baseline %s over %d minutes judged, want minute 1's 20ms, and minutes 2 and 4 judged", baseline, judged)
 	}
 	if len(over) != 1 || over[0].minute != 4 {
 		t.Errorf("minutes over twice the baseline: %+v; want minute 4 alone (3 is a fault's, 5 has 10 creates)", over)
 	}
-	if baseline, _ := judgeP99([]minuteP99{{minute: 1, n: 10, p99: time.Millisecond}, m(2, 50, "")}); baseline != 0 {
+	if baseline, _, _ := judgeP99([]minuteP99{{minute: 1, n: 10, p99: time.Millisecond}, m(2, 50, "")}); baseline != 0 {
 		t.Errorf("a first minute of 10 creates made a baseline of %s", baseline)
 	}
 }
