@@ -1111,6 +1111,6 @@ func (s *soakRun) verdicts(cfg soakConfig, sum summary, checks string) {
 		s.t.Errorf("%d creates were not sent: a minute's worth of creates was already waiting for answers", n)
 	}
 	// How many series and minutes were judged: "ok" over none is no pass.
-	fmt.Printf("soak seed=%d duration=%s offered_per_s=%.1f sent=%d lost=%d double_paid=%d shed=%d growth=%s (%d/%d series judged) p99=%s (%d minutes judged) checks=%s\n",
+	fmt.Printf("soak seed=%d duration=%s offered_per_s=%.1f sent=%d lost=%d double_paid=%d shed=%d growth=%s (series judged: %d/%d) p99=%s (minutes judged: %d) checks=%s\n",
 		cfg.seed, cfg.duration, s.rate, sum.sent, sum.lost, sum.double, s.load.shed.Load(), growth, growthJudged, growthSeries, p99, p99Judged, checks)
 }
