@@ -12,6 +12,7 @@ SHELL := /bin/bash
 GO       ?= go
 BIN      ?= bin/payoutd
 FUZZTIME ?= 3s
+SOAK_DURATION ?= 30m
 LOAD_ARGS ?=
 # make sim: seeds SEED_FROM, SEED_FROM+1, … (SEEDS of them), stopped after
 # SIM_DURATION; naming SEEDS on the command line runs them all
@@ -20,7 +21,7 @@ SEEDS     ?= 100000
 SEED_FROM ?= 1
 SIM_DURATION ?= $(if $(filter command line,$(origin SEEDS)),0,2m)
 
-.PHONY: help dev test unit fuzz sim sim-defects faults build migrate lint vuln load bench docker
+.PHONY: help dev test unit fuzz sim sim-defects faults soak build migrate lint vuln load bench docker
 
 help: ## List the targets
 	@echo "usage: make <target>"
@@ -28,7 +29,7 @@ help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) \
 		| awk 'BEGIN {FS = ":.*## "} {printf "  %-11s %s\n", $$1, $$2}'
 	@echo
-	@echo "variables: FUZZTIME=$(FUZZTIME) (per fuzz target), TEST_DATABASE_URL, TEST_REDIS_URL"
+	@echo "variables: FUZZTIME=$(FUZZTIME) (per fuzz target), SOAK_DURATION=$(SOAK_DURATION), TEST_DATABASE_URL, TEST_REDIS_URL"
 
 dev: ## Run everything in one process with throwaway backends (go run ./cmd/payoutd dev)
 	$(GO) run ./cmd/payoutd dev
@@ -57,6 +58,11 @@ sim-defects: ## Show make sim catching three defects put back into a copy of the
 
 faults: ## Every fault scenario (internal/faults) on loopback; ends with one summary line each
 	GO=$(GO) scripts/faults.sh
+
+# scripts/soak.sh: PostgreSQL and Redis of the soak's own on loopback
+# ports; SOAK_SEED replays a run's fault times, SOAK_PLOT names the PNG.
+soak: ## A bounded soak (SOAK_DURATION, 30m): api and worker at half their measured capacity, faults at random times; a table, a plot, verdicts
+	GO=$(GO) SOAK_DURATION=$(SOAK_DURATION) scripts/soak.sh
 
 build: ## Build a static binary into bin/payoutd
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/payoutd

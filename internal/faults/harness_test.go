@@ -37,8 +37,8 @@ import (
 var payoutdBin string
 
 func TestMain(m *testing.M) {
-	if os.Getenv("PAYOUTD_FAULTS") == "" {
-		os.Exit(m.Run()) // every scenario skips itself
+	if os.Getenv("PAYOUTD_FAULTS") == "" && os.Getenv("PAYOUTD_SOAK") == "" {
+		os.Exit(m.Run()) // every scenario and the soak skip themselves
 	}
 	dir, err := os.MkdirTemp("", "payoutd-faults-")
 	if err != nil {
@@ -81,10 +81,11 @@ func scenario(t *testing.T, length string) {
 // The simulator's two secrets.
 const simToken, simCallbackSecret = "faults-vendorsim-token", "faults-vendorsim-callback-secret"
 
-// funding is each scenario wallet's starting balance, and payoutAmount
+// funding is each scenario wallet's starting balance (enough for the
+// soak's half hour at hundreds of creates a second), and payoutAmount
 // each create's gross.
 const (
-	funding      = 1_000_000_000
+	funding      = 1_000_000_000_000
 	payoutAmount = 20_000
 )
 
@@ -159,7 +160,7 @@ func provisionCluster(t *testing.T, redisURL string, db *gorm.DB, dbURL string, 
 
 	sim, err := vendorsim.NewServer(vendorsim.ServerOptions{Token: simToken, CallbackSecret: simCallbackSecret,
 		CallbackURL: o.callbackURL(c.apiAddr), PollInterval: 100 * time.Millisecond,
-		Sandbox: sandbox.Options{CompleteAfter: 200 * time.Millisecond},
+		Sandbox: sandbox.Options{CompleteAfter: o.simCompleteAfter()},
 		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)

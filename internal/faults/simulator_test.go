@@ -52,6 +52,17 @@ type clusterOptions struct {
 	// simInMemory (with simProcess) leaves out VENDORSIM_DATABASE_URL:
 	// the simulator forgets every payout when it dies.
 	simInMemory bool
+	// completeAfter is how long the in-test simulator's payouts stay
+	// pending before it pays them (200 ms when zero).
+	completeAfter time.Duration
+}
+
+// simCompleteAfter is the in-test simulator's CompleteAfter.
+func (o clusterOptions) simCompleteAfter() time.Duration {
+	if o.completeAfter > 0 {
+		return o.completeAfter
+	}
+	return 200 * time.Millisecond
 }
 
 // submitCalls is how many times the vendor was asked to pay reference
