@@ -38,6 +38,9 @@ func (w *World) check(quiescent bool) error {
 	if err := w.checkWebhooks(quiescent); err != nil {
 		return err
 	}
+	if err := w.checkPayments(quiescent); err != nil {
+		return err
+	}
 	if !quiescent && w.step%reconcileEvery != 0 {
 		return nil
 	}
@@ -89,7 +92,7 @@ func (w *World) checkWebhooks(quiescent bool) error {
 		return err
 	}
 	var events []models.WebhookEvent
-	if err := w.db.Order("created_at, id").Find(&events).Error; err != nil {
+	if err := w.db.Where("event LIKE ?", "disbursement.%").Order("created_at, id").Find(&events).Error; err != nil {
 		return err
 	}
 	recorded := map[string]int{}

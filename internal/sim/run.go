@@ -17,6 +17,7 @@ import (
 	"github.com/payoutd/payoutd/ledger"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/vendors"
+	"github.com/payoutd/payoutd/vendors/sandboxacquirer"
 )
 
 // quietFor bounds the liveness phase in simulated time: every payout must
@@ -150,6 +151,11 @@ func (w *World) setUp() error {
 		w.wallets = append(w.wallets, wallet.ID)
 		w.names[wallet.ID.String()] = fmt.Sprintf("w%d", i+1)
 	}
+	acq, err := sandboxacquirer.New(sandboxacquirer.Options{Secret: "sim", Now: w.clock.Now})
+	if err != nil {
+		return err
+	}
+	w.acquirerAPI = acq
 	w.vendor = &vendor{w: w, byRef: map[string]*vendorPayout{}, notifies: w.rng.IntN(2) == 0}
 	w.queue = &queue{w: w}
 	w.api, w.worker, w.operator = &proc{w: w, name: "api"}, &proc{w: w, name: "worker"}, &proc{w: w, name: "operator"}
@@ -211,6 +217,12 @@ func (w *World) quietDown() error {
 		w.stepSweep()
 		w.stepExpire()
 		w.stepWebhookSweep()
+		w.stepPaymentSweep()
+		for _, a := range w.acquirer {
+			if a.result != "" && !a.acked {
+				w.notifyPayment(a)
+			}
+		}
 		w.drainParked()
 		for _, ref := range w.vendor.refs(func(vp *vendorPayout) bool { return vp.status == vendors.PayoutPending }) {
 			if vp := w.vendor.byRef[ref]; w.clock.Now().Sub(vp.since) >= time.Second {
@@ -268,7 +280,10 @@ func (w *World) untilNext() time.Duration {
 		Select("MIN(lock_expires_at) AS lock").Scan(&row)
 	var hook struct{ Next *time.Time }
 	w.db.Model(&models.WebhookEvent{}).Where("state = ?", models.WebhookPending).Select("MIN(next_attempt_at) AS next").Scan(&hook)
-	for _, t := range []*time.Time{row.Check, row.Lock, hook.Next} {
+	var pay struct{ Expiry, Settle *time.Time }
+	w.db.Model(&models.Payment{}).Where("status = ?", models.PaymentPending).Select("MIN(expired_at) AS expiry").Scan(&pay)
+	w.db.Model(&models.Payment{}).Where("status = ? AND settled_at IS NULL", models.PaymentSuccess).Select("MIN(settle_at) AS settle").Scan(&pay)
+	for _, t := range []*time.Time{row.Check, row.Lock, hook.Next, pay.Expiry, pay.Settle} {
 		if t != nil {
 			consider(*t)
 		}

@@ -39,6 +39,9 @@ var actions = []action{
 	{"sweep", always(5), (*World).stepSweep},
 	{"expire", always(2), (*World).stepExpire},
 	{"webhook sweep", always(2), (*World).stepWebhookSweep},
+	{"payment create", always(4), (*World).stepPaymentCreate},
+	{"payer pays", always(4), (*World).stepPayerPays},
+	{"payment sweep", always(2), (*World).stepPaymentSweep},
 	{"callback", always(5), (*World).stepCallback},
 	{"vendor settles", always(7), (*World).stepVendorSettles},
 	{"operator", always(3), (*World).stepOperator},
@@ -203,6 +206,10 @@ func (w *World) runTask(t *task) {
 			err = p.disp.Poll(ctx, t.target)
 		case taskWebhook:
 			err = p.hooks.Deliver(ctx, t.target)
+		case taskPaymentExpire:
+			err = p.pay.Expire(ctx, t.target)
+		case taskPaymentSettle:
+			err = p.pay.Settle(ctx, t.target)
 		}
 		if o := w.sched.current(); o != nil && !o.dead() {
 			w.queue.finish(t, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/payoutd/payoutd/dispatch"
 	"github.com/payoutd/payoutd/internal/credentials"
 	"github.com/payoutd/payoutd/models"
+	"github.com/payoutd/payoutd/payments"
 	"github.com/payoutd/payoutd/payouts"
 	"github.com/payoutd/payoutd/vendors"
 	"github.com/payoutd/payoutd/webhooks"
@@ -29,6 +30,7 @@ type proc struct {
 	svc   *payouts.Service
 	disp  *dispatch.Dispatcher // the worker's: its sweep and task handlers
 	hooks *webhooks.Deliverer  // the worker's webhook deliveries
+	pay   *payments.Service
 	// claimed are the payouts an API create stored with their first
 	// submit claimed, waiting for this process's inline submit.
 	claimed []*models.Disbursement
@@ -38,6 +40,7 @@ type proc struct {
 func (p *proc) build() {
 	w := p.w
 	opts := payouts.Options{DB: w.db, Vendors: vendors.NewRegistry(w.vendor), Queue: w.queue, Now: w.clock.Now}
+	p.pay = payments.New(payments.Options{DB: w.db, Acquirer: w.acquirerAPI, Queue: w.queue, Now: w.clock.Now})
 	switch p.name {
 	case "worker":
 		p.svc, p.disp = dispatch.New(opts, dispatch.Options{Queue: w.queue})
@@ -89,6 +92,10 @@ type World struct {
 	queue    *queue
 	merchant *merchant
 	sealer   *credentials.Sealer
+	// acquirerAPI issues the QRIS codes (the sandbox acquirer); acquirer
+	// is what it knows of each payment.
+	acquirerAPI vendors.Acquirer
+	acquirer    []*acquired
 
 	api, worker, operator *proc
 	client                *models.Client
