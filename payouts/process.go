@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -420,46 +419,44 @@ func (s *Service) moveAll(ctx context.Context, plans []plan) error {
 	return nil
 }
 
-// enqueueEvents enqueues the webhook events a committed move recorded for
-// delivery, up to enqueueParallel at once: a batch's events one after
+// WebhookBatchQueue is a Queue that enqueues many webhook deliveries in
+// one call (tasks.Client: several at once). A batch's events one after
 // another were a Redis round trip each on the batch's path, and an inline
 // batch answers its merchants only after them (with half the merchants
-// hooked they doubled the batch's time). A failure is only
-// logged: the webhook sweep enqueues the event later.
+// hooked they doubled the batch's time); how to do better is the queue's
+// business, so that the rules never start goroutines of their own.
+type WebhookBatchQueue interface {
+	// EnqueueWebhooks enqueues webhook:deliver for each event and reports
+	// how many failed, and the first failure.
+	EnqueueWebhooks(ctx context.Context, ids []uuid.UUID) (failed int, first error)
+}
+
+// enqueueEvents enqueues the webhook events a committed move recorded for
+// delivery: in one call when the queue takes batches, otherwise one after
+// another. A failure is only logged: the webhook sweep enqueues the event
+// later.
 func (s *Service) enqueueEvents(ctx context.Context, ids []uuid.UUID) {
 	if s.queue == nil || len(ids) == 0 {
 		return
 	}
-	var (
-		wg     sync.WaitGroup
-		mu     sync.Mutex
-		failed int
-		first  error
-	)
-	slots := make(chan struct{}, enqueueParallel)
-	for _, id := range ids {
-		slots <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-slots }()
+	var failed int
+	var first error
+	if b, ok := s.queue.(WebhookBatchQueue); ok {
+		failed, first = b.EnqueueWebhooks(ctx, ids)
+	} else {
+		for _, id := range ids {
 			if err := s.queue.EnqueueWebhook(ctx, id, ""); err != nil {
-				mu.Lock()
 				if failed++; first == nil {
 					first = err
 				}
-				mu.Unlock()
 			}
-		})
+		}
 	}
-	wg.Wait()
 	if failed > 0 {
 		slog.WarnContext(ctx, "enqueue webhook:deliver failed; the sweep will retry",
 			slog.Int("events", failed), slog.Any("error", first))
 	}
 }
-
-// enqueueParallel is how many of a batch's events are enqueued at once: a
-// few of the Redis client's connections, not all of them.
-const enqueueParallel = 8
 
 // ApplyVendorResult handles a result the vendor pushed (its verified
 // callback). The callback is a hint, not the truth: the vendor's own

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -252,6 +253,36 @@ func (c *Client) EnqueueWebhook(ctx context.Context, id uuid.UUID, slot string) 
 	task, opts := NewWebhookDeliver(id, slot)
 	return c.enqueue(ctx, task, opts)
 }
+
+// EnqueueWebhooks enqueues webhook:deliver for each event, up to
+// enqueueParallel at once (payouts.WebhookBatchQueue): a commit's events
+// one after another would be a Redis round trip each on a merchant's path.
+func (c *Client) EnqueueWebhooks(ctx context.Context, ids []uuid.UUID) (failed int, first error) {
+	var (
+		wg sync.WaitGroup
+		mu sync.Mutex
+	)
+	slots := make(chan struct{}, enqueueParallel)
+	for _, id := range ids {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			if err := c.EnqueueWebhook(ctx, id, ""); err != nil {
+				mu.Lock()
+				if failed++; first == nil {
+					first = err
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return failed, first
+}
+
+// enqueueParallel is how many of a batch's webhook events are enqueued at
+// once: a few of the Redis client's connections, not all of them.
+const enqueueParallel = 8
 
 // enqueueTimeout bounds one enqueue: every caller has its work stored in
 // the database already (the row is the outbox) and a sweep enqueues it

@@ -84,6 +84,52 @@ func TestEnqueueReportsAnUnreachableQueue(t *testing.T) {
 	}
 }
 
+// A commit's webhook events go out together: every one is queued once,
+// and an unreachable queue is counted for each, the first failure named.
+func TestEnqueueWebhooksQueuesEachOne(t *testing.T) {
+	t.Parallel()
+	rdb, _ := testenv.Redis(t)
+	opt, prefix := testenv.Queue(t, rdb)
+	client := tasks.NewPrefixedClient(opt, prefix)
+	t.Cleanup(func() { client.Close() })
+	inspector := asynq.NewInspector(opt)
+	t.Cleanup(func() {
+		for queue := range tasks.QueuePriorities(prefix) {
+			inspector.DeleteQueue(queue, true)
+		}
+		inspector.Close()
+	})
+	events := make([]uuid.UUID, 20) // more than are enqueued at once
+	for i := range events {
+		events[i] = uuid.New()
+	}
+	if failed, first := client.EnqueueWebhooks(context.Background(), events); failed != 0 {
+		t.Fatalf("%d failed, first: %v", failed, first)
+	}
+	infos, err := inspector.ListPendingTasks(prefix+tasks.QueueDefault, asynq.PageSize(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ti := range infos {
+		got = append(got, ti.ID)
+	}
+	for _, id := range events {
+		if !contains(got, tasks.TypeWebhookDeliver+":"+id.String()) {
+			t.Fatalf("event %s not queued; queued %d: %v", id, len(got), got)
+		}
+	}
+	if len(got) != len(events) {
+		t.Fatalf("%d tasks queued for %d events", len(got), len(events))
+	}
+
+	down := tasks.NewClient(asynq.RedisClientOpt{Addr: "127.0.0.1:1", DialTimeout: 100 * time.Millisecond})
+	t.Cleanup(func() { down.Close() })
+	if failed, first := down.EnqueueWebhooks(context.Background(), events[:3]); failed != 3 || first == nil {
+		t.Fatalf("unreachable queue: %d failed (want 3), first %v", failed, first)
+	}
+}
+
 func contains(list []string, s string) bool {
 	for _, v := range list {
 		if v == s {

@@ -59,6 +59,10 @@ type Options struct {
 	Operator bool
 }
 
+// The task client enqueues a commit's webhook events together (several at
+// once), so that payouts' rules run no goroutines of their own.
+var _ payouts.WebhookBatchQueue = (*tasks.Client)(nil)
+
 // App is what one process runs on, built once.
 type App struct {
 	Config config.Config

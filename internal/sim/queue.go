@@ -50,11 +50,10 @@ type task struct {
 // retries with asynq's backoff, retention, and loss of everything when
 // Redis loses its state.
 //
-// The service enqueues a commit's webhook events from several goroutines
-// at once (payouts' enqueueEvents), so adds are locked, and everything the
-// queue hands out is in a canonical order (due time, then task id), never
-// the order of arrival: otherwise the history would depend on which
-// goroutine ran first.
+// Adds are locked, and everything the queue hands out is in a canonical
+// order (due time, then task id), never the order of arrival: should a
+// rule ever enqueue from several goroutines again, the history must not
+// depend on which ran first.
 type queue struct {
 	w     *World
 	mu    sync.Mutex
@@ -90,9 +89,7 @@ func (q *queue) add(kind string, id uuid.UUID, slot string, after time.Duration)
 		}
 	}
 	q.tasks = append(q.tasks, &task{id: tid, kind: kind, target: id, runAt: now.Add(after)})
-	if kind != taskWebhook { // those arrive in no particular order (above)
-		q.w.logf("queue: %s %s in %s", kind, q.w.name(id.String()), after)
-	}
+	q.w.logf("queue: %s %s in %s", kind, q.w.name(id.String()), after)
 	return nil
 }
 
