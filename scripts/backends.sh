@@ -34,10 +34,12 @@ apt_install() {
 }
 
 # ensure_pkg COMMAND PACKAGE: install the Debian PACKAGE when COMMAND is
-# missing. Optional tools the tests need are added in ensure_packages.
+# missing (looked for in the sbin directories too, where Debian puts
+# servers such as pgbouncer). Optional tools the tests need are added in
+# ensure_packages.
 ensure_pkg() {
 	local cmd=$1 pkg=$2
-	if ! command -v "$cmd" >/dev/null 2>&1; then
+	if ! PATH="$PATH:/usr/sbin:/sbin" command -v "$cmd" >/dev/null 2>&1; then
 		echo "${0##*/}: $cmd not found, installing $pkg"
 		apt_install "$pkg"
 	fi
@@ -56,6 +58,7 @@ ensure_packages() {
 	ensure_pkg chromium chromium     # the browser tests (api/checkout_browser_test.go, api/ops_browser_test.go)
 	ensure_pkg promtool prometheus   # the alert rules' check (internal/metrics/monitoring_test.go) and the
 	                                 # dashboard's graphs, drawn from a real prometheus (api/ops_browser_test.go)
+	ensure_pkg pgbouncer pgbouncer   # the scale-out fault scenario's pooler (internal/faults/scaleout_test.go)
 }
 
 # --- PostgreSQL -------------------------------------------------------------

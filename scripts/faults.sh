@@ -21,9 +21,13 @@ FAULTS_RUN=${FAULTS_RUN:-.}
 phase "packages"
 if [ "$(id -u)" = 0 ]; then
 	ensure_packages
+	# The slow scenarios' only: TestPatroniFailover's cluster manager and
+	# its store. CI runs the quick ones, so .ci/run does not install them.
+	ensure_pkg patroni patroni
+	ensure_pkg etcd etcd-server
 else
-	for cmd in redis-server redis-cli psql pg_ctlcluster pg_basebackup; do
-		command -v "$cmd" >/dev/null 2>&1 || die "$cmd is missing: run as root to install it (apt-get install postgresql redis-server redis-tools)"
+	for cmd in redis-server redis-cli psql pg_ctlcluster pg_basebackup pgbouncer patroni etcd; do
+		PATH="$PATH:/usr/sbin" command -v "$cmd" >/dev/null 2>&1 || die "$cmd is missing: run as root to install it (apt-get install postgresql redis-server redis-tools pgbouncer patroni etcd-server)"
 	done
 fi
 # The PostgreSQL scenarios run clusters of their own with initdb and

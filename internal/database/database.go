@@ -99,6 +99,7 @@ func OpenWith(databaseURL string, o Options) (*gorm.DB, error) {
 		if err != nil {
 			return nil, fmt.Errorf("DATABASE_URL: %w", err)
 		}
+		connConfig.OnPgError = closeOnReadOnly(connConfig.OnPgError)
 		pool := stdlib.OpenDB(*connConfig, stdlib.OptionAfterConnect(registerTypes))
 		dialector := postgres.New(postgres.Config{Conn: pool}).(*postgres.Dialector)
 		db, err := gorm.Open(pgDialector{dialector}, cfg)

@@ -67,9 +67,10 @@ func Classify(err error) Failure {
 			return MissingReference
 		case "23514":
 			return OutOfRange
-		case "53300", "57P01", "57P02", "57P03":
+		case "53300", "57P01", "57P02", "57P03", readOnlyTransaction:
 			// Too many connections; an administrator's or a crash
-			// shutdown ending the session; not accepting connections yet.
+			// shutdown ending the session; not accepting connections yet;
+			// a standby where the primary was (closeOnReadOnly).
 			return Unavailable
 		}
 		if strings.HasPrefix(pgErr.Code, "08") { // connection exception

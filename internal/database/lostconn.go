@@ -40,3 +40,23 @@ func brokenConnection(err error) bool {
 	return errors.As(err, &netErr) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNREFUSED)
 }
+
+// readOnlyTransaction is PostgreSQL's refusal of a write on a server that
+// takes none: a standby, such as a primary demoted under a connection that
+// a pooler (PgBouncer on the old primary's host) kept open.
+const readOnlyTransaction = "25006"
+
+// closeOnReadOnly wraps pgx's handler of the server's errors (next, which
+// closes the connection on a FATAL one) so that a connection refused a
+// write as read-only is closed too: the pool then makes a new one, which
+// target_session_attrs=read-write leads to the primary of the moment,
+// instead of failing every write that lands on the old one. Classify calls
+// the refusal Unavailable: the request is answered 503 and retried.
+func closeOnReadOnly(next pgconn.PgErrorHandler) pgconn.PgErrorHandler {
+	return func(conn *pgconn.PgConn, pgErr *pgconn.PgError) bool {
+		if pgErr.Code == readOnlyTransaction {
+			return false
+		}
+		return next == nil || next(conn, pgErr)
+	}
+}

@@ -15,6 +15,11 @@ import (
 func registerTypes(_ context.Context, conn *pgx.Conn) error {
 	m := conn.TypeMap()
 	m.TryWrapEncodePlanFuncs = append([]pgtype.TryWrapEncodePlanFunc{tryWrapUUID}, m.TryWrapEncodePlanFuncs...)
+	// The money statements bind wallet ids as [][16]byte (pgdriver's
+	// uuidArray). pgx learns a parameter's type from the server, except in
+	// the query modes that prepare nothing (exec, simple_protocol: behind
+	// PgBouncer's transaction pooling), where it goes by the Go type.
+	m.RegisterDefaultPgType([][16]byte(nil), "_uuid")
 	return nil
 }
 

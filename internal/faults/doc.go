@@ -1,10 +1,11 @@
 // Package faults holds the fault scenarios of `make faults`: the service
 // run as real `payoutd api` and `payoutd worker` processes on loopback,
 // merchants creating payouts through signed HTTP, and one fault injected
-// meanwhile (a Redis primary killed under Sentinel, PostgreSQL restarted,
-// a process killed). Each scenario is a test that stops by itself, checks
-// that nothing committed was lost and nothing was paid twice, runs
-// `payoutd admin reconcile`, and prints one summary line:
+// meanwhile (a Redis primary killed under Sentinel, PostgreSQL restarted
+// or its leader killed under Patroni, a process killed). Each scenario is a
+// test that stops by itself, checks that nothing committed was lost and
+// nothing was paid twice, runs `payoutd admin reconcile`, and prints one
+// summary line:
 //
 //	fault=<name> sent=<n> committed=<n> succeeded=<n> failed_cleanly=<n> lost=0 double_paid=0 recovery_s=<x>
 //

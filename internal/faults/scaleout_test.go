@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/payoutd/payoutd/client"
+	"github.com/payoutd/payoutd/internal/database"
 	"github.com/payoutd/payoutd/internal/testenv"
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/signature"
@@ -30,10 +32,28 @@ import (
 // periodic task runs once per period however many workers schedule it,
 // and a credential rotation reaches every API at once although each keeps
 // authenticated clients in memory for a minute.
+//
+// On PostgreSQL the processes reach it through PgBouncer in transaction
+// pooling, as a deployment of many processes does: PostgreSQL sees at most
+// the bouncer's pool however many connections the processes hold. Their
+// DATABASE_URL says default_query_exec_mode=exec, since PgBouncer 1.18
+// keeps no prepared statement from one transaction to the next;
+// PAYOUTD_FAULTS_QUERY_MODE=cache_statement runs them with pgx's default,
+// which prepares and names statements.
 func TestScaleOut(t *testing.T) {
 	scenario(t, quick)
 	redisURL := testenv.RedisDatabase(t)
 	c := newCluster(t, redisURL)
+	var bouncer *pgBouncer
+	if dialect, _ := database.DialectOf(c.dbURL); dialect == database.Postgres {
+		bouncer = startPgBouncer(t, c.dbURL, scaleOutServerConns)
+		mode, set := os.LookupEnv("PAYOUTD_FAULTS_QUERY_MODE")
+		if !set {
+			mode = "exec"
+		}
+		c.useDatabaseURL(bouncer.url(mode))
+		bouncer.watch()
+	}
 	hooks := c.receiveWebhooks()
 	const apis, workers = 3, 3
 	operators := []string{"ADMIN_USER=ops", "ADMIN_PASSWORD=" + scaleOutAdminPassword}
@@ -60,7 +80,15 @@ func TestScaleOut(t *testing.T) {
 	checkPeriodicOncePerPeriod(t, redisURL, time.Since(started))
 	checkEveryProcessCounted(t, c.apis, workerMetrics)
 	c.checkRotationReachesEveryAPI()
+	if bouncer != nil {
+		bouncer.checkPooled()
+	}
 }
+
+// scaleOutServerConns is the PgBouncer pool: the PostgreSQL connections
+// of every process together, fewer than the 36 their pools may open (six
+// processes, DATABASE_MAX_CONNS=6 each).
+const scaleOutServerConns = 12
 
 // scaleOutAdminPassword guards the processes' /metrics.
 const scaleOutAdminPassword = "scale-out-operator-password"
