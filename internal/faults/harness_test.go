@@ -372,12 +372,15 @@ type driver struct {
 	badBodies int               // error answers that are not {"error": "..."}
 	faultAt   time.Time         // markFault
 	resumedAt time.Time         // first create sent after faultAt and accepted
+
+	hist *history // every create attempt and balance read, for checkHistory
 }
 
 // drive runs clients merchants' loops until ctx ends; each loop's last
 // create is still retried for up to giveUp after that.
 func (c *cluster) drive(ctx context.Context, clients int, giveUp time.Duration) *driver {
 	d := &driver{c: c, done: make(chan struct{}), answers: map[string]answer{}}
+	d.hist = c.recordHistory(d.done)
 	var wg sync.WaitGroup
 	for i := range clients {
 		wg.Go(func() {
@@ -448,12 +451,15 @@ func (d *driver) post(api string, body []byte, key string) (code int, errorBody 
 	req.Header.Set("x-api-key", d.c.merchant.APIKey)
 	req.Header.Set("x-signature", signature.Sign(*d.c.merchant.SigningSecret, body, time.Now()))
 	req.Header.Set("Idempotency-Key", key)
+	sent := time.Now()
 	resp, err := httpClient.Do(req)
 	if err != nil {
+		d.hist.create(key, body, sent, nil, nil)
 		return 0, false, err
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
+	d.hist.create(key, body, sent, resp, raw)
 	var e struct {
 		Error string `json:"error"`
 	}
@@ -555,6 +561,7 @@ func (c *cluster) settle(name string, d *driver, within time.Duration) summary {
 	c.reconcile()
 	fmt.Println(s)
 	c.t.Log(s)
+	c.checkHistory(name, d)
 	return s
 }
 
