@@ -493,7 +493,8 @@ func (s summary) String() string {
 // the payouts paid and runs `payoutd admin reconcile`, and prints the
 // summary line. It fails the test on a lost payout, a payout the vendor
 // was asked to pay twice, a 500 or an error body off the spec, a wrong
-// balance or a reconcile problem.
+// balance or a reconcile problem; then it checks the history
+// (checkHistory).
 func (c *cluster) settle(name string, d *driver, within time.Duration) summary {
 	c.t.Helper()
 	end := time.Now().Add(within)

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -231,7 +232,20 @@ func (c *cluster) checkHistory(name string, d *driver) {
 	badReads, readsLost := h.badReads, maps.Clone(h.readsLost)
 	h.mu.Unlock()
 	observed.rows = rows
+	// The last read must find every payout's money moved, so it is taken
+	// only when every payout is final: one still open may yet move its
+	// money, after the payouts were read (settle fails the test on it).
+	open := 0
+	for _, r := range rows {
+		if !slices.Contains(finalStatuses, r.Status) {
+			open++
+		}
+	}
 	for _, s := range observed.starts {
+		if open > 0 {
+			c.t.Logf("history: no final read of wallet %s: %d payouts are not final", s.wallet, open)
+			continue
+		}
 		final, err := h.readStored(s.wallet)
 		if err != nil {
 			c.t.Errorf("history: %v", err)
@@ -264,8 +278,8 @@ func (c *cluster) checkHistory(name string, d *driver) {
 			path = fmt.Sprintf("(not written: %v)", err)
 		}
 		line += " visualization=" + path
-		c.t.Errorf("history: the merchants' answers fit no order of the operations in which the wallet keeps its rules (%s); porcupine's visualization: %s",
-			describeOps(ops), path)
+		c.t.Errorf("history: the merchants' answers fit no order of the operations in which the wallet keeps its rules (%s): %s; porcupine's visualization: %s",
+			describeOps(ops), explainViolation(ops, v.info), path)
 	case porcupine.Unknown:
 		defer c.unknownHistory(line)
 	}

@@ -3,6 +3,8 @@ package faults
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -351,4 +353,27 @@ func staleRead(h walletHistory, ops []porcupine.Operation) (walletHistory, bool)
 		}
 	}
 	return h, false
+}
+
+// A violation's failure message names the operation no order could place,
+// and its visualization is written where FAULTS_HISTORY_DIR says.
+func TestViolationIsExplainedAndVisualized(t *testing.T) {
+	ops := []porcupine.Operation{startOp(2*g, g, 0), lockOp("a", 10, 20), refuseOp("b", 30, 40), finalOp(100, 110, g)}
+	v := checkWalletOperations(ops, time.Minute)
+	if v.result != porcupine.Illegal {
+		t.Fatalf("%s; want a violation", v)
+	}
+	if got := explainViolation(ops, v.info); !strings.Contains(got, "create b of 20000: 402") || !strings.Contains(got, "available 20000") {
+		t.Errorf("explanation %q: want the refusal named and the 20000 still available", got)
+	}
+	dir := t.TempDir()
+	t.Setenv("FAULTS_HISTORY_DIR", dir)
+	path, err := writeVisualization("case", v.info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(path)
+	if err != nil || filepath.Dir(path) != dir || !strings.Contains(string(page), "create b of 20000: 402") {
+		t.Errorf("visualization %s (%v): want a page in %s showing the refusal", path, err, dir)
+	}
 }

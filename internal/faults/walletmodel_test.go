@@ -418,6 +418,49 @@ func checkWalletOperations(ops []porcupine.Operation, timeout time.Duration) his
 	return v
 }
 
+// explainViolation names, for a failure message, an operation porcupine
+// could not place: of those of a wallet left out of the longest order it
+// found, the one answered first, with the state that order leaves. A
+// hint for a reader; the visualization shows every order tried.
+func explainViolation(ops []porcupine.Operation, info porcupine.LinearizationInfo) string {
+	type opKey struct {
+		call, ret int64
+		in        walletInput
+	}
+	for _, partials := range info.PartialLinearizationsOperations() {
+		var longest []porcupine.Operation
+		for _, l := range partials {
+			if len(l) > len(longest) {
+				longest = l
+			}
+		}
+		if len(longest) == 0 {
+			continue
+		}
+		wallet := longest[0].Input.(walletInput).wallet
+		placed := map[opKey]bool{}
+		state := walletModel.Init()
+		for _, op := range longest {
+			placed[opKey{op.Call, op.Return, op.Input.(walletInput)}] = true
+			_, state = walletModel.Step(state, op.Input, op.Output)
+		}
+		var first *porcupine.Operation
+		for i, op := range ops {
+			in := op.Input.(walletInput)
+			if in.wallet == wallet && !placed[opKey{op.Call, op.Return, in}] && (first == nil || op.Return < first.Return) {
+				first = &ops[i]
+			}
+		}
+		if first == nil {
+			continue // this wallet's history is linearizable
+		}
+		return fmt.Sprintf("%s, sent at %s, fits after none of the %d operations of the longest order found, which leaves %s",
+			walletModel.DescribeOperation(first.Input, first.Output), time.Duration(first.Call), len(longest),
+			walletModel.DescribeState(state))
+	}
+	return "no partial order to show"
+}
+
 // describeOps is a one-line account of a history, for a failure message.
 func describeOps(ops []porcupine.Operation) string {
 	count := map[walletOpKind]int{}
