@@ -454,12 +454,12 @@ func (d *driver) post(api string, body []byte, key string) (code int, errorBody 
 	sent := time.Now()
 	resp, err := httpClient.Do(req)
 	if err != nil {
-		d.hist.create(key, body, sent, nil, nil)
+		d.hist.create(req, body, sent, nil, nil)
 		return 0, false, err
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	d.hist.create(key, body, sent, resp, raw)
+	d.hist.create(req, body, sent, resp, raw)
 	var e struct {
 		Error string `json:"error"`
 	}

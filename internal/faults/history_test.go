@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -178,21 +179,24 @@ func parseFigure(s string) (models.Amount, error) {
 	return models.Amount(units.IntPart()), nil
 }
 
-// create records one create attempt: the body sent at sent, and resp
-// with its body raw, or neither after a transport error.
-func (h *history) create(key string, body []byte, sent time.Time, resp *http.Response, raw []byte) {
+// create records one create attempt: req with its body, sent at sent,
+// and resp with its body raw, or neither after a transport error.
+func (h *history) create(req *http.Request, body []byte, sent time.Time, resp *http.Response, raw []byte) {
 	if h == nil {
 		return
 	}
 	got := h.since()
-	a := createAttempt{key: key, sent: sent.Sub(h.start), got: got}
-	var req struct {
+	a := createAttempt{key: req.Header.Get("Idempotency-Key"), sent: sent.Sub(h.start), got: got}
+	if header, ok := signature.ParseHeader(req.Header.Get("x-signature")); ok {
+		a.signature = strings.ToLower(header.Signature())
+	}
+	var asked struct {
 		Wallet string `json:"client_wallet_id"`
 		Amount string `json:"amount"`
 	}
-	json.Unmarshal(body, &req)
-	a.wallet, _ = uuid.Parse(req.Wallet)
-	a.gross, _ = models.ParsePositiveAmount(req.Amount)
+	json.Unmarshal(body, &asked)
+	a.wallet, _ = uuid.Parse(asked.Wallet)
+	a.gross, _ = models.ParsePositiveAmount(asked.Amount)
 	if resp != nil {
 		a.answered, a.code = true, resp.StatusCode
 		a.replayed = resp.Header.Get("Idempotent-Replayed") == "true"

@@ -181,6 +181,40 @@ func TestWalletOperationsFromAnswers(t *testing.T) {
 	}
 }
 
+// The attempt whose signature the payout stores is the one that locked:
+// the lock is placed inside it, not across the retries before it.
+func TestWalletOperationsLockInTheCreatingAttempt(t *testing.T) {
+	row := caseRow("a", models.StatusSuccess)
+	sig := "b1946ac92492d2347c6235b4d2611184"
+	row.RequestSignature = &sig
+	first := caseAttempt("a", 10, 20, 503, "payout gateway is temporarily unavailable; retry later", false, "")
+	first.signature = "0f343b0931126a20f133d67c2b018a3b"
+	second := caseAttempt("a", 30, 40, 0, "", false, "")
+	second.signature = sig
+	third := caseAttempt("a", 50, 60, 200, "", true, row.ID.String())
+	ops, _, err := walletOperations(walletHistory{starts: caseStart(g), rows: []models.Disbursement{row},
+		attempts: []createAttempt{first, second, third}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range ops {
+		if op.Input.(walletInput).kind == walletLock && (op.Call != 30 || op.Return != 60) {
+			t.Errorf("lock [%d,%d]; want [30,60]: from the attempt that created the payout to the replay", op.Call, op.Return)
+		}
+	}
+}
+
+// Interchangeable locks get their calls and returns matched in order.
+func TestMatchInOrder(t *testing.T) {
+	ops := []porcupine.Operation{lockOp("long", 0, 100), lockOp("short", 40, 60), refuseOp("r", 50, 55)}
+	matchInOrder(ops)
+	got := fmt.Sprintf("%s [%d,%d] %s [%d,%d] %s [%d,%d]", ops[0].Input.(walletInput).key, ops[0].Call, ops[0].Return,
+		ops[1].Input.(walletInput).key, ops[1].Call, ops[1].Return, ops[2].Input.(walletInput).key, ops[2].Call, ops[2].Return)
+	if want := "long [0,60] short [40,100] r [50,55]"; got != want {
+		t.Errorf("%s; want %s", got, want)
+	}
+}
+
 func TestWalletOperationsMismatchesAndReturns(t *testing.T) {
 	row := caseRow("a", models.StatusSuccess)
 	_, mismatches, err := walletOperations(walletHistory{starts: caseStart(g), rows: []models.Disbursement{row},
@@ -275,13 +309,14 @@ func simulateWallet(r *rand.Rand, failures bool) walletHistory {
 			got := sent + between(1, 60)
 			answered := n == attempts-1 && r.IntN(10) > 0
 			idx := len(h.attempts)
-			h.attempts = append(h.attempts, createAttempt{key: key, wallet: caseWallet, gross: gross, sent: sent, got: got})
+			sig := fmt.Sprintf("%s/%d", key, n)
+			h.attempts = append(h.attempts, createAttempt{key: key, wallet: caseWallet, gross: gross, sent: sent, got: got, signature: sig})
 			effect := between(sent, got)
 			at(effect, func() {
 				row, created := stored[key], false
 				if row == nil && balance-locked >= gross {
 					row, created = &models.Disbursement{ID: uuid.New(), WalletID: caseWallet, IdempotencyKey: key,
-						Amount: gross, Status: models.StatusVerified}, true
+						Amount: gross, Status: models.StatusVerified, RequestSignature: &sig}, true
 					stored[key] = row
 					locked += gross
 					at(effect+between(1, 300), func() {
@@ -375,5 +410,31 @@ func TestViolationIsExplainedAndVisualized(t *testing.T) {
 	page, err := os.ReadFile(path)
 	if err != nil || filepath.Dir(path) != dir || !strings.Contains(string(page), "create b of 20000: 402") {
 		t.Errorf("visualization %s (%v): want a page in %s showing the refusal", path, err, dir)
+	}
+}
+
+// Creates sent before a read that its available shows were not locked
+// yet have their calls moved after the read's: with sixteen of them,
+// porcupine would otherwise try every subset of them before the read.
+func TestRaiseCalls(t *testing.T) {
+	ops := []porcupine.Operation{startOp(10*g, 0, 0),
+		lockOp("a", 10, 20), lockOp("b", 12, 60), lockOp("c", 14, 70), lockOp("d", 16, 25),
+		readOp(30, 40, 10*g, g), // one lock before it: the earliest, "a"
+		readOp(50, 55, 10*g, 3*g)}
+	matchInOrder(ops)
+	raiseCalls(ops)
+	var got []string
+	for _, op := range ops[1:5] {
+		got = append(got, fmt.Sprintf("%s [%d,%d]", op.Input.(walletInput).key, op.Call, op.Return))
+	}
+	// Matched in order: a [10,20] b [12,25] c [14,60] d [16,70]; the read
+	// at 30 saw one lock, so the second and later come after its call (b
+	// must end by 25, before the read: left for porcupine to report), and
+	// the read at 50 saw three, so the fourth comes after it.
+	if want := "a [10,20] b [12,25] c [31,60] d [51,70]"; strings.Join(got, " ") != want {
+		t.Errorf("%s; want %s", strings.Join(got, " "), want)
+	}
+	if v := checkWalletOperations(ops, time.Minute); v.result != porcupine.Illegal {
+		t.Errorf("%s: a lock answered at 25 is missing from the read at 30; want a violation", v)
 	}
 }

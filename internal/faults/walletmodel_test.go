@@ -3,6 +3,7 @@ package faults
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -221,6 +222,9 @@ type createAttempt struct {
 	replayed  bool   // Idempotent-Replayed: true
 	id        string // a 2xx answer's payout id
 	status    string // and its status
+	// signature is the attempt's x-signature (lowercase hex), which the
+	// payout it created stores: it tells which attempt locked.
+	signature string
 }
 
 // provesLock reports whether the answer shows that a payout was stored
@@ -269,14 +273,15 @@ type walletHistory struct {
 }
 
 // walletOperations turns what was observed into porcupine's operations.
-// A create is one operation from its first attempt to the first answer
-// that shows its payout stored; unanswered, a create whose key holds a
-// payout at the end locked at some time after its call (return never),
-// and one whose key holds none changed nothing and is left out (a lock
-// and its row are one transaction). Every 402 Insufficient balance is a
-// refusal of its own attempt. mismatches are answers that contradict the
-// stored payouts outright (a 2xx naming another payout than the one its
-// key holds).
+// A create that locked is one operation from the attempt whose signature
+// its payout stores (the first attempt if none matches) to the first
+// answer that shows the payout stored, or to that attempt's own answer;
+// with neither, it locked at some time after its call (return never). A
+// create whose key holds no payout and whose answers never showed one
+// changed nothing and is left out (a lock and its row are one
+// transaction). Every 402 Insufficient balance is a refusal of its own
+// attempt. mismatches are answers that contradict the stored payouts
+// outright (a 2xx naming another payout than the one its key holds).
 func walletOperations(h walletHistory) (ops []porcupine.Operation, mismatches []string, err error) {
 	rowByKey := map[string]*models.Disbursement{}
 	for i := range h.rows {
@@ -329,6 +334,14 @@ func walletOperations(h walletHistory) (ops []porcupine.Operation, mismatches []
 			if a.provesLock() {
 				ret = min(ret, int64(a.got))
 			}
+			if row != nil && row.RequestSignature != nil && a.signature == *row.RequestSignature {
+				// The attempt that created it: the lock is inside its
+				// request, which an answer of any kind closes.
+				first = a
+				if a.answered {
+					ret = min(ret, int64(a.got))
+				}
+			}
 			if a.code/100 == 2 && row != nil && a.id != row.ID.String() {
 				mismatches = append(mismatches, fmt.Sprintf("create %s was answered payout %s but %s is stored under its key", key, a.id, row.ID))
 			}
@@ -350,13 +363,112 @@ func walletOperations(h walletHistory) (ops []porcupine.Operation, mismatches []
 			Output: walletOutput{}, Metadata: key})
 	}
 
+	matchInOrder(ops)
 	for _, r := range h.reads {
 		ops = append(ops, porcupine.Operation{Call: int64(r.sent), Return: int64(r.got),
 			Input:  walletInput{kind: walletRead, wallet: r.wallet, final: r.final},
 			Output: walletOutput{balance: r.balance, available: r.available, locked: r.locked}})
 	}
+	raiseCalls(ops)
 	assignLanes(ops)
 	return ops, mismatches, nil
+}
+
+// matchInOrder gives the locks of each wallet and gross, which are
+// interchangeable, their calls and returns matched in order: the k-th
+// earliest call with the k-th earliest return. Any order that fits the
+// creates as sent fits these too, since the k-th earliest lock of a real
+// order comes after k calls and before the last n-k+1 returns, so the
+// check stays sound; and these intervals never nest, so porcupine, which
+// tries operations in the order of their calls, also tries them in the
+// order they must end and need not search which of many long concurrent
+// creates a read saw (with retries spanning seconds that search ran out
+// of a minute). What is lost is a defect only nesting shows, such as a
+// read that saw a long create's lock but not a short one's inside it.
+// The keys follow the calls.
+func matchInOrder(ops []porcupine.Operation) {
+	type class struct {
+		wallet uuid.UUID
+		gross  models.Amount
+	}
+	members := map[class][]int{}
+	for i, op := range ops {
+		if in := op.Input.(walletInput); in.kind == walletLock {
+			c := class{in.wallet, in.gross}
+			members[c] = append(members[c], i)
+		}
+	}
+	for _, idx := range members {
+		calls := make([]int64, len(idx))
+		rets := make([]int64, len(idx))
+		for k, i := range idx {
+			calls[k], rets[k] = ops[i].Call, ops[i].Return
+		}
+		sort.SliceStable(idx, func(a, b int) bool { return ops[idx[a]].Call < ops[idx[b]].Call })
+		slices.Sort(calls)
+		slices.Sort(rets)
+		for k, i := range idx {
+			ops[i].Call, ops[i].Return = calls[k], rets[k]
+		}
+	}
+}
+
+// raiseCalls moves the calls of locks that a read shows were not yet
+// taken to just after that read's call. Porcupine tries operations in the
+// order of their calls, so a read preceded by many creates sent but not
+// yet locked (each waiting on the vendor's inquiry) had it try every
+// subset of them before the empty one: 2^16 orders for sixteen merchants,
+// per read, half a minute for a latency spike. A read's available bounds
+// what was locked before it: at most (available at the start - its
+// available + all that was ever released) / gross of each gross, say k;
+// the locks of a gross being matched in order (matchInOrder), the k+1-th
+// and later come after the read in any order that fits, and so after its
+// call: anything answered by then precedes them anyway. Calls only move
+// later within their interval, so nothing a correct service may do is
+// ruled out; a lock that would have to move past its return is left for
+// porcupine to report.
+func raiseCalls(ops []porcupine.Operation) {
+	type class struct {
+		wallet uuid.UUID
+		gross  models.Amount
+	}
+	locks := map[class][]int{}
+	type start struct{ available, released models.Amount }
+	starts := map[uuid.UUID]start{}
+	for i, op := range ops {
+		switch in := op.Input.(walletInput); in.kind {
+		case walletLock:
+			c := class{in.wallet, in.gross}
+			locks[c] = append(locks[c], i)
+		case walletStart:
+			starts[in.wallet] = start{op.Output.(walletOutput).available, in.released}
+		}
+	}
+	for _, idx := range locks {
+		sort.SliceStable(idx, func(a, b int) bool { return ops[idx[a]].Call < ops[idx[b]].Call })
+	}
+	for _, r := range ops {
+		in := r.Input.(walletInput)
+		st, started := starts[in.wallet]
+		if in.kind != walletRead || !started {
+			continue
+		}
+		bound := st.available - r.Output.(walletOutput).available + st.released
+		for c, idx := range locks {
+			if c.wallet != in.wallet {
+				continue
+			}
+			k := max(int(bound/c.gross), 0)
+			for _, i := range idx[min(k, len(idx)):] {
+				if ops[i].Call > r.Call {
+					break // calls are in order: the rest are later still
+				}
+				if r.Call+1 <= ops[i].Return {
+					ops[i].Call = r.Call + 1
+				}
+			}
+		}
+	}
 }
 
 // assignLanes gives each operation a ClientId such that one client's
