@@ -42,7 +42,8 @@ const (
 )
 
 // defaultHistoryTimeout bounds the check unless FAULTS_HISTORY_TIMEOUT
-// says otherwise. A correct scenario's history checks in about a second.
+// says otherwise. A correct scenario's history checks in well under a
+// second.
 const defaultHistoryTimeout = time.Minute
 
 // history is what a scenario's merchants and readers observed. Times are
