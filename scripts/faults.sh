@@ -61,6 +61,6 @@ status=0
 "$GO" test -count=1 -v -timeout "$FAULTS_TIMEOUT" -run "$FAULTS_RUN" ./internal/faults/ 2>&1 | tee "$log" || status=$?
 
 phase "summary"
-grep -E '^fault=' "$log" || echo "no scenario printed a summary line"
+grep -E '^(fault|history)=' "$log" || echo "no scenario printed a summary line"
 grep -E '^--- (FAIL|SKIP)' "$log" || true
 exit "$status"

@@ -9,6 +9,14 @@
 //
 //	fault=<name> sent=<n> committed=<n> succeeded=<n> failed_cleanly=<n> lost=0 double_paid=0 recovery_s=<x>
 //
+// It then checks the scenario's history, every create attempt and the
+// balance reads taken alongside with the times they were sent and
+// answered, for linearizability against a model of the wallet
+// (porcupine; history_test.go, walletmodel_test.go), and prints the
+// verdict on the next line:
+//
+//	history=linearizable ops=<n> check_s=<x>
+//
 // The scenarios run only when PAYOUTD_FAULTS is set: "quick" for the short
 // ones (CI, through make test), "all" for every one (make faults).
 //

@@ -373,12 +373,15 @@ type driver struct {
 	badBodies int               // error answers that are not {"error": "..."}
 	faultAt   time.Time         // markFault
 	resumedAt time.Time         // first create sent after faultAt and accepted
+
+	hist *history // every create attempt and balance read, for checkHistory
 }
 
 // drive runs clients merchants' loops until ctx ends; each loop's last
 // create is still retried for up to giveUp after that.
 func (c *cluster) drive(ctx context.Context, clients int, giveUp time.Duration) *driver {
 	d := &driver{c: c, done: make(chan struct{}), answers: map[string]answer{}}
+	d.hist = c.recordHistory(d.done)
 	var wg sync.WaitGroup
 	for i := range clients {
 		wg.Go(func() {
@@ -449,12 +452,15 @@ func (d *driver) post(api string, body []byte, key string) (code int, errorBody 
 	req.Header.Set("x-api-key", d.c.merchant.APIKey)
 	req.Header.Set("x-signature", signature.Sign(*d.c.merchant.SigningSecret, body, time.Now()))
 	req.Header.Set("Idempotency-Key", key)
+	sent := time.Now()
 	resp, err := httpClient.Do(req)
 	if err != nil {
+		d.hist.create(req, body, sent, nil, nil)
 		return 0, false, err
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
+	d.hist.create(req, body, sent, resp, raw)
 	var e struct {
 		Error string `json:"error"`
 	}
@@ -488,7 +494,8 @@ func (s summary) String() string {
 // the payouts paid and runs `payoutd admin reconcile`, and prints the
 // summary line. It fails the test on a lost payout, a payout the vendor
 // was asked to pay twice, a 500 or an error body off the spec, a wrong
-// balance or a reconcile problem.
+// balance or a reconcile problem; then it checks the history
+// (checkHistory).
 func (c *cluster) settle(name string, d *driver, within time.Duration) summary {
 	c.t.Helper()
 	end := time.Now().Add(within)
@@ -556,6 +563,7 @@ func (c *cluster) settle(name string, d *driver, within time.Duration) summary {
 	c.reconcile()
 	fmt.Println(s)
 	c.t.Log(s)
+	c.checkHistory(name, d)
 	return s
 }
 
