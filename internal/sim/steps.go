@@ -364,10 +364,18 @@ func (w *World) resolveLate(ctx context.Context, p *proc) error {
 }
 
 // stepAdvance moves the clock: mostly milliseconds, sometimes seconds,
-// minutes or hours.
+// minutes or hours, and sometimes to just before or just after the next
+// boundary a rule judges by (a submit lease ending, a lock expiring, a
+// check falling due), where off-by-a-moment mistakes live.
 func (w *World) stepAdvance() bool {
 	var d time.Duration
 	switch n := w.rng.IntN(100); {
+	case n < 15:
+		if b := w.nextBoundary(); b > 0 {
+			d = max(b+time.Duration(w.rng.IntN(2001)-1000)*time.Millisecond, time.Millisecond)
+			break
+		}
+		fallthrough
 	case n < 60:
 		d = time.Duration(1+w.rng.IntN(1000)) * time.Millisecond
 	case n < 85:
@@ -379,6 +387,31 @@ func (w *World) stepAdvance() bool {
 	}
 	w.advance(d)
 	return true
+}
+
+// nextBoundary is how far ahead the nearest of the rules' boundaries is:
+// a claimed submit's lease ending, a lock expiring, a check falling due (0
+// when none is ahead).
+func (w *World) nextBoundary() time.Duration {
+	now := w.clock.Now()
+	var ds []models.Disbursement
+	w.db.Select("submit_attempted_at", "lock_expires_at", "next_check_at").
+		Where("status IN ?", []models.DisbursementStatus{models.StatusVerified, models.StatusPendingVerification, models.StatusRequested}).Find(&ds)
+	var best time.Duration
+	consider := func(t *time.Time) {
+		if t != nil && t.After(now) && (best == 0 || t.Sub(now) < best) {
+			best = t.Sub(now)
+		}
+	}
+	for _, d := range ds {
+		if d.SubmitAttemptedAt != nil {
+			end := d.SubmitAttemptedAt.Add(w.api.svc.SubmitLease())
+			consider(&end)
+		}
+		consider(&d.LockExpiresAt)
+		consider(d.NextCheckAt)
+	}
+	return best
 }
 
 // advance moves the clock by d, letting the vendor take each delayed

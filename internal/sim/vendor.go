@@ -19,9 +19,11 @@ const vendorBank = "bca"
 
 // requestWindow bounds how long a submit may travel before the vendor
 // takes it (a request held in a proxy, a retransmission): the service's
-// submit lease must be longer, or "the vendor does not know the
-// reference" proves nothing. The simulation assumes it of real networks.
-const requestWindow = 10 * time.Second
+// submit lease (DISBURSEMENT_SUBMIT_LEASE, 30 s by default) is by its
+// definition at least that long, or "the vendor does not know the
+// reference" proves nothing. The simulation holds a request up to the
+// whole lease, the edge of what the protocol allows.
+const requestWindow = 30 * time.Second
 
 // callTimeout is the service's client giving up on a vendor call: the
 // clock never passes it with the call still parked (the simulation
