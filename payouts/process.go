@@ -63,6 +63,10 @@ func (s *Service) resolveAttempted(ctx context.Context, d *models.Disbursement) 
 	if err != nil {
 		return err
 	}
+	// The lease is read before the vendor is asked: its "never seen" says
+	// the earlier call is over only if the lease had passed when it was
+	// asked. Read after the answer, a call landing meanwhile is missed.
+	asked := s.clock()
 	result, err := vendor.Status(ctx, d.VendorReference)
 	switch {
 	case err == nil:
@@ -72,7 +76,7 @@ func (s *Service) resolveAttempted(ctx context.Context, d *models.Disbursement) 
 		return fmt.Errorf("%w: status of %s not asked: %w", ErrOutcomeUnknown, d.VendorReference, err)
 	case !errors.Is(err, vendors.ErrUnknownPayout):
 		return s.unknownOutcome(ctx, d, "status", err)
-	case s.clock().Sub(*d.SubmitAttemptedAt) < s.submitLease:
+	case asked.Sub(*d.SubmitAttemptedAt) < s.submitLease:
 		// The earlier call may still be on its way to the vendor.
 		return fmt.Errorf("%w: submit of %s may still be in flight", ErrOutcomeUnknown, d.VendorReference)
 	case !s.clock().Before(d.LockExpiresAt):

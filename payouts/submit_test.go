@@ -2,7 +2,10 @@ package payouts
 
 import (
 	"context"
+	"errors"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/payoutd/payoutd/models"
 	"github.com/payoutd/payoutd/vendors"
@@ -73,5 +76,56 @@ func TestSubmitToAnUnknownVendorCountsNoAttempt(t *testing.T) {
 	}
 	if attempts != 0 || f.statusOf(d.ID) != models.StatusVerified {
 		t.Errorf("after the refused submit: %d attempts, %s; want 0, VERIFIED", attempts, f.statusOf(d.ID))
+	}
+}
+
+// slowStatusVendor is simbank, counting its submits, whose status query
+// takes long: the clock moves on (advance) while it is asked.
+type slowStatusVendor struct {
+	countingVendor
+	advance func()
+}
+
+func (v *slowStatusVendor) Status(ctx context.Context, reference string) (vendors.PayoutResult, error) {
+	r, err := v.countingVendor.Status(ctx, reference)
+	v.advance()
+	return r, err
+}
+
+// An attempt whose answer was lost is submitted again only when the
+// vendor did not know the reference although the lease had already passed
+// when it was asked. Asked just before the lease ends, the vendor's "never
+// seen" does not count, however long its answer takes: the first call may
+// have reached the vendor meanwhile, and a second would pay twice on a
+// vendor that does not deduplicate references.
+func TestResubmitOnlyWhenTheLeaseHadPassedBeforeTheVendorWasAsked(t *testing.T) {
+	f, _, simbank := batchFixture(t)
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	v := &slowStatusVendor{countingVendor: countingVendor{Vendor: simbank}, advance: func() {
+		mu.Lock()
+		now = now.Add(2 * time.Second)
+		mu.Unlock()
+	}}
+	svc := New(Options{DB: f.db, Vendors: vendors.NewRegistry(v), SubmitLease: time.Minute, Now: clock})
+	d := f.withAccount("1234567890")
+	attemptedAt := clock().Add(-time.Minute + time.Second) // the lease ends in a second
+	if err := f.db.Model(&models.Disbursement{}).Where("id = ?", d.ID).
+		Updates(map[string]any{"submit_attempts": 1, "submit_attempted_at": attemptedAt}).Error; err != nil {
+		t.Fatal(err)
+	}
+	err := svc.Submit(context.Background(), d.ID)
+	if !errors.Is(err, ErrOutcomeUnknown) {
+		t.Fatalf("Submit = %v, want ErrOutcomeUnknown (asked again later)", err)
+	}
+	if n := v.submits.Load(); n != 0 || f.statusOf(d.ID) != models.StatusVerified {
+		t.Fatalf("the vendor was asked to pay %d times, the payout is %s; want 0 and VERIFIED", n, f.statusOf(d.ID))
+	}
+	if err := svc.Submit(context.Background(), d.ID); err != nil {
+		t.Fatalf("Submit once the lease had passed: %v", err)
+	}
+	if n := v.submits.Load(); n != 1 {
+		t.Fatalf("the vendor was asked to pay %d times once the lease had passed; want 1", n)
 	}
 }

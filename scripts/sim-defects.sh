@@ -62,7 +62,7 @@ patch_overlay resubmit-blind payouts/process.go \
 patch_overlay unguarded-move internal/database/sqlitedriver/payouts.go \
 	'Where("id IN ? AND status = ?", m.IDs, m.From)' 'Where("id IN ?", m.IDs)'
 patch_overlay resubmit-early payouts/process.go \
-	'case s.clock().Sub(*d.SubmitAttemptedAt) < s.submitLease:' 'case false:'
+	'case asked.Sub(*d.SubmitAttemptedAt) < s.submitLease:' 'case asked.Sub(*d.SubmitAttemptedAt) < 0:'
 status=0
 run resubmit-blind "paid twice" || status=1
 run unguarded-move "reconcile\|twice\|lost" || status=1
