@@ -21,7 +21,7 @@ SEEDS     ?= 100000
 SEED_FROM ?= 1
 SIM_DURATION ?= $(if $(filter command line,$(origin SEEDS)),0,2m)
 
-.PHONY: help dev test unit fuzz sim sim-defects faults soak build migrate lint vuln load bench docker
+.PHONY: help dev test unit fuzz sim sim-defects faults soak model build migrate lint vuln load bench docker
 
 help: ## List the targets
 	@echo "usage: make <target>"
@@ -63,6 +63,11 @@ faults: ## Every fault scenario (internal/faults) on loopback; ends with one sum
 # ports; SOAK_SEED replays a run's fault times, SOAK_PLOT names the PNG.
 soak: ## A bounded soak (SOAK_DURATION, 30m): api and worker at half their measured capacity, faults at random times; a table, a plot, verdicts
 	GO=$(GO) SOAK_DURATION=$(SOAK_DURATION) scripts/soak.sh
+
+# The model (docs/model.md) is checked by spin and gcc, which CI installs;
+# `make unit` runs the same test with the others.
+model: ## Check the submit protocol's model with spin (go test ./docs/model/)
+	$(GO) test -count=1 ./docs/model/
 
 build: ## Build a static binary into bin/payoutd
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/payoutd

@@ -59,6 +59,7 @@ ensure_packages() {
 	ensure_pkg promtool prometheus   # the alert rules' check (internal/metrics/monitoring_test.go) and the
 	                                 # dashboard's graphs, drawn from a real prometheus (api/ops_browser_test.go)
 	ensure_pkg pgbouncer pgbouncer   # the scale-out fault scenario's pooler (internal/faults/scaleout_test.go)
+	ensure_pkg spin spin             # the submit protocol's model (docs/model/model_test.go)
 }
 
 # --- PostgreSQL -------------------------------------------------------------
