@@ -19,18 +19,7 @@ import (
 // own.
 func TestDuplicateEnqueueIsOneTaskAndNoError(t *testing.T) {
 	t.Parallel()
-	rdb, _ := testenv.Redis(t)
-	opt, prefix := testenv.Queue(t, rdb)
-	client := tasks.NewPrefixedClient(opt, prefix)
-	t.Cleanup(func() { client.Close() })
-	inspector := asynq.NewInspector(opt)
-	t.Cleanup(func() {
-		// Nothing serves these queues: drop them from a shared Redis.
-		for queue := range tasks.QueuePriorities(prefix) {
-			inspector.DeleteQueue(queue, true)
-		}
-		inspector.Close()
-	})
+	client, inspector, prefix := newQueue(t)
 	ctx := context.Background()
 	payout, event := uuid.New(), uuid.New()
 
@@ -88,17 +77,7 @@ func TestEnqueueReportsAnUnreachableQueue(t *testing.T) {
 // and an unreachable queue is counted for each, the first failure named.
 func TestEnqueueWebhooksQueuesEachOne(t *testing.T) {
 	t.Parallel()
-	rdb, _ := testenv.Redis(t)
-	opt, prefix := testenv.Queue(t, rdb)
-	client := tasks.NewPrefixedClient(opt, prefix)
-	t.Cleanup(func() { client.Close() })
-	inspector := asynq.NewInspector(opt)
-	t.Cleanup(func() {
-		for queue := range tasks.QueuePriorities(prefix) {
-			inspector.DeleteQueue(queue, true)
-		}
-		inspector.Close()
-	})
+	client, inspector, prefix := newQueue(t)
 	events := make([]uuid.UUID, 20) // more than are enqueued at once
 	for i := range events {
 		events[i] = uuid.New()
@@ -128,6 +107,24 @@ func TestEnqueueWebhooksQueuesEachOne(t *testing.T) {
 	if failed, first := down.EnqueueWebhooks(context.Background(), events[:3]); failed != 3 || first == nil {
 		t.Fatalf("unreachable queue: %d failed (want 3), first %v", failed, first)
 	}
+}
+
+// newQueue is a task client on queues of the test's own, and an inspector
+// of them; nothing serves them, so they are dropped at the end.
+func newQueue(t *testing.T) (*tasks.Client, *asynq.Inspector, string) {
+	t.Helper()
+	rdb, _ := testenv.Redis(t)
+	opt, prefix := testenv.Queue(t, rdb)
+	client := tasks.NewPrefixedClient(opt, prefix)
+	t.Cleanup(func() { client.Close() })
+	inspector := asynq.NewInspector(opt)
+	t.Cleanup(func() {
+		for queue := range tasks.QueuePriorities(prefix) {
+			inspector.DeleteQueue(queue, true)
+		}
+		inspector.Close()
+	})
+	return client, inspector, prefix
 }
 
 func contains(list []string, s string) bool {
