@@ -132,9 +132,15 @@ func newClusterWith(t *testing.T, redisURL string, o clusterOptions) *cluster {
 }
 
 // newClusterOn provisions a scenario on the migrated database at dbURL
-// (a PostgreSQL of the scenario's own); the test's handle on it has a
-// small pool and closes at the end.
-func newClusterOn(t *testing.T, redisURL, dbURL string) *cluster {
+// (a PostgreSQL of the scenario's own).
+func newClusterOn(t *testing.T, redisURL, dbURL string, o clusterOptions) *cluster {
+	t.Helper()
+	return provisionCluster(t, redisURL, openSmall(t, dbURL), dbURL, o)
+}
+
+// openSmall is the test's own handle on the database at dbURL: a small
+// pool, closed at the end.
+func openSmall(t *testing.T, dbURL string) *gorm.DB {
 	t.Helper()
 	db, err := database.Open(dbURL)
 	if err != nil {
@@ -147,7 +153,7 @@ func newClusterOn(t *testing.T, redisURL, dbURL string) *cluster {
 	sqlDB.SetMaxOpenConns(4)
 	sqlDB.SetMaxIdleConns(4)
 	t.Cleanup(func() { sqlDB.Close() })
-	return provisionCluster(t, redisURL, db, dbURL, clusterOptions{})
+	return db
 }
 
 // provisionCluster provisions a scenario on db, whose URL is dbURL, with

@@ -49,7 +49,7 @@ func TestPatroniFailover(t *testing.T) {
 	scenario(t, slow)
 	synchronous := os.Getenv("PAYOUTD_FAULTS_PATRONI_ASYNC") == ""
 	pc := startPatroniCluster(t, synchronous)
-	c := newClusterOn(t, startPGScenarioRedis(t), pc.dbURL)
+	c := newClusterOn(t, startPGScenarioRedis(t), pc.dbURL, clusterOptions{})
 	api := c.startAPI()
 	worker := c.startPayoutd("worker", []string{"worker"})
 

@@ -25,7 +25,7 @@ import (
 func TestPostgresAsyncFailoverLosesPayouts(t *testing.T) {
 	scenario(t, slow)
 	primary, replica, link, dbURL := startPGPair(t)
-	c := newClusterOn(t, startPGScenarioRedis(t), dbURL)
+	c := newClusterOn(t, startPGScenarioRedis(t), dbURL, clusterOptions{})
 	c.startAPI()
 
 	ctx, stop := context.WithCancel(context.Background())

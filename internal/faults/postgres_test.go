@@ -35,7 +35,7 @@ func TestPostgresRestart(t *testing.T) {
 	pg := startPGInstance(t, "postgres")
 	dbURL := pg.createDatabase("payoutd")
 	migrateDatabase(t, dbURL)
-	c := newClusterOn(t, startPGScenarioRedis(t), dbURL)
+	c := newClusterOn(t, startPGScenarioRedis(t), dbURL, clusterOptions{})
 	api := c.startAPI()
 	worker := c.startPayoutd("worker", []string{"worker"})
 

@@ -24,7 +24,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/payoutd/payoutd/internal/database"
 	"github.com/payoutd/payoutd/signature"
 	"github.com/payoutd/payoutd/tasks"
 )
@@ -268,18 +267,7 @@ func startSoak(t *testing.T) *soakRun {
 	logger := slog.Default()
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
 	t.Cleanup(func() { slog.SetDefault(logger) })
-	db, err := database.Open(dbURL)
-	if err != nil {
-		t.Fatalf("open %s: %v", dbURL, err)
-	}
-	sqlDB, err := db.DB()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sqlDB.SetMaxOpenConns(4)
-	sqlDB.SetMaxIdleConns(4)
-	t.Cleanup(func() { sqlDB.Close() })
-	s.c = provisionCluster(t, "redis://"+s.redisAddr+"/0", db, dbURL, clusterOptions{completeAfter: time.Second})
+	s.c = newClusterOn(t, "redis://"+s.redisAddr+"/0", dbURL, clusterOptions{completeAfter: time.Second})
 	s.front = s.c.frontVendor()
 
 	// The soak has a PostgreSQL of its own: the service's default pool
