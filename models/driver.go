@@ -129,10 +129,22 @@ type PayoutDriver interface {
 	// another's rows. It returns the rows as the claim left them.
 	ClaimDueSubmits(db *gorm.DB, now, leaseEnd time.Time, ready []string, limit int) ([]Disbursement, error)
 	// ClaimSubmits claims the next submit attempt of the verified payouts
-	// ids that have made attempts attempts and are still locked at now,
-	// with a lease until leaseEnd, taking their rows' locks in id order;
-	// it returns the ids claimed.
-	ClaimSubmits(db *gorm.DB, ids []uuid.UUID, attempts int, now, leaseEnd time.Time) ([]uuid.UUID, error)
+	// ids whose attempts are still as read and that are still locked at
+	// now, with a lease until leaseEnd, taking their rows' locks in id
+	// order; it returns the ids claimed.
+	ClaimSubmits(db *gorm.DB, ids []uuid.UUID, read AttemptsRead, now, leaseEnd time.Time) ([]uuid.UUID, error)
+}
+
+// AttemptsRead is what a claimer read of its payouts' submit attempts:
+// how many, and when the latest was claimed (nil before the first). A
+// claim takes rows with that many attempts, the latest claimed no later
+// than LatestAt. The count alone is not enough: an attempt refused before
+// it left is given back (1 -> 0) and may be claimed again (0 -> 1), the
+// count back where a stale reader saw it while the new attempt is on its
+// way; its later time tells them apart.
+type AttemptsRead struct {
+	Count    int
+	LatestAt *time.Time
 }
 
 // WebhookDriver records webhook events.

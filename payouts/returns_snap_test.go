@@ -59,7 +59,7 @@ func TestSnapReturnLearntByStatusInquiryWithoutNotifications(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, models.Rupiah(1_000_000))
-	now := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	now := models.Now() // a submit's deadline is set on this clock: it must be near the real one
 	clock := func() time.Time { return now }
 	v := snapReturnRail(t, f, clock, false)
 	svc := New(Options{DB: f.db, Vendors: vendors.NewRegistry(v), Queue: &pollRecorder{}, Now: clock, ReturnWatch: 72 * time.Hour})
@@ -101,7 +101,7 @@ func TestSnapWithNotificationsIsNotWatched(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, models.Rupiah(1_000_000))
-	now := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	now := models.Now() // a submit's deadline is set on this clock: it must be near the real one
 	clock := func() time.Time { return now }
 	v := snapReturnRail(t, f, clock, true)
 	svc := New(Options{DB: f.db, Vendors: vendors.NewRegistry(v), Queue: &pollRecorder{}, Now: clock, ReturnWatch: 72 * time.Hour})

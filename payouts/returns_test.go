@@ -65,7 +65,7 @@ func TestReturnWatchOfAPollOnlyVendor(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, models.Rupiah(1_000_000))
-	now := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	now := models.Now() // a submit's deadline is set on this clock: it must be near the real one
 	clock := func() time.Time { return now }
 	simbank := sandbox.NewSimBank(sandbox.Options{CompleteAfter: time.Second, Now: clock})
 	queue := &pollRecorder{}

@@ -82,7 +82,10 @@ type Options struct {
 	// any vendor timeout): an unanswered submit is resubmitted or expired
 	// only after it, when the vendor still does not know the reference.
 	SubmitLease time.Duration
-	// Now is the clock; nil means time.Now.
+	// Now is the clock; nil means time.Now. A submit's deadline (its
+	// lease's end) is read on it and given to a context, which times out
+	// in real time: a clock far behind the real one makes every submit
+	// time out at once.
 	Now func() time.Time
 	// Metrics counts committed transitions; nil counts nothing.
 	Metrics Metrics

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/google/uuid"
 
@@ -48,6 +49,15 @@ func (s *Service) submitAll(ctx context.Context, ds []*models.Disbursement) []er
 			ready = append(ready, i)
 		}
 	}
+	if len(ready) > 0 {
+		// The vendor call and the writes of its answer end with the
+		// claim's lease, as a pumped batch's do: once it is over, the
+		// sweep may ask the vendor and submit again, and nothing of this
+		// attempt may reach the vendor or the store after that.
+		runCtx, cancel := context.WithDeadline(ctx, ds[ready[0]].SubmitAttemptedAt.Add(s.submitLease))
+		defer cancel()
+		ctx = runCtx
+	}
 	s.submitReady(ctx, ds, ready, answers)
 	return answers
 }
@@ -82,10 +92,17 @@ func (s *Service) submitReady(ctx context.Context, ds []*models.Disbursement, re
 	}
 	for k, err := range s.moveMany(ctx, plans) {
 		o := outcomes[k]
-		if errors.Is(err, models.ErrStaleStatus) && o.result != nil {
+		switch {
+		case !errors.Is(err, models.ErrStaleStatus):
+		case o.result != nil:
 			// A vendor callback moved the row meanwhile: judge the
 			// vendor's answer against what is stored now.
 			err = s.rejudge(ctx, o.plan.d, *o.result)
+		default:
+			// A rejection of an attempt that is no longer the latest, or of
+			// a payout that moved: it decides nothing, and the retry asks
+			// the vendor about the payout as it is now.
+			err = fmt.Errorf("%w: %s changed while its rejection was written: %v", ErrOutcomeUnknown, o.plan.d.VendorReference, err)
 		}
 		answers[o.index] = err
 	}
@@ -132,7 +149,12 @@ func (s *Service) callVendor(ctx context.Context, name string, ds []*models.Disb
 			// bound): not an attempt.
 			answers[i] = s.notSent(ctx, d, o.Err)
 		case errors.Is(o.Err, vendors.ErrRejected):
-			moves := []Move{{To: models.StatusFailed, FailedReason: rejectionReason(o.Err), Reason: "vendor rejected the payout"}}
+			// A rejection answers this attempt only: written over a later
+			// one (claimed once this one's lease had passed), it would fail
+			// a payout that attempt may have had paid.
+			attempt := d.SubmitAttempts
+			moves := []Move{{To: models.StatusFailed, FailedReason: rejectionReason(o.Err), Reason: "vendor rejected the payout",
+				IfSubmitAttempts: &attempt}}
 			out = append(out, submitted{index: i, plan: plan{d: d, moves: moves}})
 		default:
 			answers[i] = s.unknownOutcome(ctx, d, "submit", o.Err)
@@ -153,11 +175,13 @@ func (s *Service) rejudge(ctx context.Context, d *models.Disbursement, r vendors
 }
 
 // claim counts the next submit attempt of each disbursement with a guarded
-// update (one per attempt count the disbursements were read with: in
-// practice one): only rows still VERIFIED, with the attempts they were
-// read with and a running lock are claimed, so that a payout is asked for
-// once however many tasks carry it. It returns the ids claimed and brings
-// those disbursements up to date.
+// update (one per distinct read of the attempts: in practice one): only
+// rows still VERIFIED, with the attempts they were read with and a running
+// lock are claimed, so that a payout is asked for once however many tasks
+// carry it. The guard includes the latest attempt's time
+// (models.AttemptsRead), so that an attempt given back and claimed again
+// since the read is not claimed over. It returns the ids claimed and
+// brings those disbursements up to date.
 func (s *Service) claim(ctx context.Context, ds []*models.Disbursement) (map[uuid.UUID]bool, error) {
 	claimed := make(map[uuid.UUID]bool, len(ds))
 	if len(ds) == 0 {
@@ -165,16 +189,12 @@ func (s *Service) claim(ctx context.Context, ds []*models.Disbursement) (map[uui
 	}
 	now := s.clock()
 	next := now.Add(s.submitLease + sweepGrace)
-	byAttempts := map[int][]uuid.UUID{}
-	for _, d := range ds {
-		byAttempts[d.SubmitAttempts] = append(byAttempts[d.SubmitAttempts], d.ID)
-	}
-	for attempts, ids := range byAttempts {
+	for _, g := range byAttemptsRead(ds) {
 		// One statement that locks the rows in id order (ledger's lock
 		// order) before it updates them, so that the claim cannot deadlock
 		// with a transaction moving some of them.
 		db := s.db.WithContext(ctx)
-		got, err := models.DriverOf(db).ClaimSubmits(db, ids, attempts, now, next)
+		got, err := models.DriverOf(db).ClaimSubmits(db, g.ids, g.read, now, next)
 		if err != nil {
 			return nil, err
 		}
@@ -189,6 +209,35 @@ func (s *Service) claim(ctx context.Context, ds []*models.Disbursement) (map[uui
 		}
 	}
 	return claimed, nil
+}
+
+// attemptsGroup is the disbursements read with the same attempts.
+type attemptsGroup struct {
+	read models.AttemptsRead
+	ids  []uuid.UUID
+}
+
+// byAttemptsRead groups ds by the attempts they were read with, in the
+// order each read first appears (so that the statements run in one order).
+func byAttemptsRead(ds []*models.Disbursement) []attemptsGroup {
+	var groups []attemptsGroup
+	for _, d := range ds {
+		read := models.AttemptsRead{Count: d.SubmitAttempts, LatestAt: d.SubmitAttemptedAt}
+		i := slices.IndexFunc(groups, func(g attemptsGroup) bool { return sameRead(g.read, read) })
+		if i < 0 {
+			groups = append(groups, attemptsGroup{read: read})
+			i = len(groups) - 1
+		}
+		groups[i].ids = append(groups[i].ids, d.ID)
+	}
+	return groups
+}
+
+func sameRead(a, b models.AttemptsRead) bool {
+	if a.Count != b.Count || (a.LatestAt == nil) != (b.LatestAt == nil) {
+		return false
+	}
+	return a.LatestAt == nil || a.LatestAt.Equal(*b.LatestAt)
 }
 
 // moveMany applies the plans in one transaction; should it fail (a row a

@@ -7,7 +7,8 @@
 #
 # Defects:
 #   resubmit-blind    a submit attempted before is submitted again without
-#                     asking the vendor what became of it     -> paid twice
+#                     asking the vendor what became of it     -> paid twice,
+#                     or paid while another process expires it (lost)
 #   unguarded-move    a move updates the row whatever status it is in now,
 #                     not only the status it was read in      -> money moved twice
 #   resubmit-early    a submit the vendor does not know is submitted again
@@ -64,7 +65,7 @@ patch_overlay unguarded-move internal/database/sqlitedriver/payouts.go \
 patch_overlay resubmit-early payouts/process.go \
 	'case asked.Sub(*d.SubmitAttemptedAt) < s.submitLease:' 'case asked.Sub(*d.SubmitAttemptedAt) < 0:'
 status=0
-run resubmit-blind "paid twice" || status=1
+run resubmit-blind "paid twice\|lost" || status=1
 run unguarded-move "reconcile\|twice\|lost" || status=1
 run resubmit-early "paid twice" || status=1
 exit $status

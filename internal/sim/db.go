@@ -79,7 +79,7 @@ type faultConn struct{ base driver.Conn }
 // what a statement that ran left open when its answer is lost (the rows
 // of a query, the transaction a BEGIN opened), as the server does when the
 // connection dies.
-func around[T any](kind string, run func() (T, error), discard func(T)) (T, error) {
+func around[T any](ctx context.Context, kind string, run func() (T, error), discard func(T)) (T, error) {
 	var zero T
 	w := currentWorld()
 	if w == nil {
@@ -91,6 +91,9 @@ func around[T any](kind string, run func() (T, error), discard func(T)) (T, erro
 	}
 	if o.dead() {
 		return zero, errConnectionLost
+	}
+	if w.clock.pastDeadline(ctx) {
+		return zero, context.DeadlineExceeded
 	}
 	switch f := w.statementFault(o, kind); f {
 	case failBefore:
@@ -125,37 +128,43 @@ func (c *faultConn) PrepareContext(ctx context.Context, query string) (driver.St
 }
 
 func (c *faultConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	tx, err := around("begin", func() (driver.Tx, error) {
+	tx, err := around(ctx, "begin", func() (driver.Tx, error) {
 		return c.base.(driver.ConnBeginTx).BeginTx(ctx, opts)
 	}, func(tx driver.Tx) { _ = tx.Rollback() })
 	if err != nil {
 		return nil, err
 	}
-	return &faultTx{base: tx}, nil
+	return &faultTx{base: tx, ctx: ctx}, nil
 }
 
 func (c *faultConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	return around("exec", func() (driver.Result, error) {
+	return around(ctx, "exec", func() (driver.Result, error) {
 		return c.base.(driver.ExecerContext).ExecContext(ctx, query, args)
 	}, nil)
 }
 
 func (c *faultConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	return around("query", func() (driver.Rows, error) {
+	return around(ctx, "query", func() (driver.Rows, error) {
 		return c.base.(driver.QueryerContext).QueryContext(ctx, query, args)
 	}, func(rows driver.Rows) { _ = rows.Close() })
 }
 
 func (c *faultConn) Ping(ctx context.Context) error { return c.base.(driver.Pinger).Ping(ctx) }
 
-type faultTx struct{ base driver.Tx }
+// faultTx is a transaction with the context it began under: a commit
+// after its deadline fails, as database/sql's would.
+type faultTx struct {
+	base driver.Tx
+	ctx  context.Context
+}
 
 // Commit may commit and still answer an error: the answer lost.
 func (t *faultTx) Commit() error {
-	_, err := around("commit", func() (struct{}, error) { return struct{}{}, t.base.Commit() }, nil)
-	if errors.Is(err, errConnectionLost) {
-		// A commit that never ran is a transaction the server rolled
-		// back when the connection died; roll it back here so that the
+	_, err := around(t.ctx, "commit", func() (struct{}, error) { return struct{}{}, t.base.Commit() }, nil)
+	if errors.Is(err, errConnectionLost) || errors.Is(err, context.DeadlineExceeded) {
+		// A commit that never ran (its connection dropped, its context's
+		// deadline past) is a transaction the server rolled back; roll it
+		// back here so that the
 		// one connection is usable again (a no-op when it committed).
 		_ = t.base.Rollback()
 	}

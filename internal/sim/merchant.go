@@ -32,7 +32,7 @@ func (m *merchant) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	o := w.sched.current()
-	o.deadline = w.clock.Now().Add(callTimeout)
+	o.deadline = w.clock.callDeadline(req.Context(), callTimeout)
 	defer func() { o.deadline = time.Time{} }()
 	ev, verr := client.ParseWebhook(m.secret, req.Header, body, w.clock.Now())
 	name := "event"

@@ -118,7 +118,7 @@ func (v *vendor) SubmitBatch(ctx context.Context, ps []vendors.Payout) []vendors
 	}
 	w := v.w
 	o := w.sched.current()
-	o.deadline = w.clock.Now().Add(callTimeout)
+	o.deadline = w.clock.callDeadline(ctx, callTimeout)
 	defer func() { o.deadline = time.Time{} }()
 	switch _, why := w.sched.park(fmt.Sprintf("submit %v sent", refs)); why {
 	case died:
@@ -197,7 +197,7 @@ func (v *vendor) take(p vendors.Payout) vendors.SubmitOutcome {
 func (v *vendor) Status(ctx context.Context, reference string) (vendors.PayoutResult, error) {
 	w := v.w
 	o := w.sched.current()
-	o.deadline = w.clock.Now().Add(callTimeout)
+	o.deadline = w.clock.callDeadline(ctx, callTimeout)
 	defer func() { o.deadline = time.Time{} }()
 	if _, why := w.sched.park("status " + w.name(reference) + " asked"); why != goOn {
 		return vendors.PayoutResult{}, fmt.Errorf("%w: sim: no answer", vendors.ErrUnavailable)

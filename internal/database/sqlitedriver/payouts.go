@@ -74,11 +74,18 @@ func (Driver) ClaimDueSubmits(db *gorm.DB, now, leaseEnd time.Time, ready []stri
 }
 
 // ClaimSubmits is one guarded update of the ids.
-func (Driver) ClaimSubmits(db *gorm.DB, ids []uuid.UUID, attempts int, now, leaseEnd time.Time) ([]uuid.UUID, error) {
+func (Driver) ClaimSubmits(db *gorm.DB, ids []uuid.UUID, read models.AttemptsRead, now, leaseEnd time.Time) ([]uuid.UUID, error) {
 	var got []uuid.UUID
+	latest := `TRUE`
+	args := []any{read.Count + 1, now, leaseEnd, now, ids, models.StatusVerified, read.Count, now}
+	if read.LatestAt != nil {
+		latest = `submit_attempted_at <= ?`
+		args = append(args, *read.LatestAt)
+	}
 	err := db.Raw(`UPDATE disbursements
 				SET submit_attempts = ?, submit_attempted_at = ?, next_check_at = ?, updated_at = ?
 				WHERE id IN ? AND status = ? AND submit_attempts = ? AND lock_expires_at > ?
-				RETURNING id`, attempts+1, now, leaseEnd, now, ids, models.StatusVerified, attempts, now).Scan(&got).Error
+				AND `+latest+`
+				RETURNING id`, args...).Scan(&got).Error
 	return got, err
 }
