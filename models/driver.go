@@ -257,17 +257,17 @@ type Posting struct {
 
 // PayoutMove is one status update of payouts that are all in From: Set's
 // columns (column name to value) are written, guarded by the status (and,
-// with IfSubmitAttempts, the submit attempts), and each payout gets one
+// with IfAttempts, the submit attempts), and each payout gets one
 // audit line per step, at At. With Lock the update takes the rows' locks
 // itself, in id order, as LockPayouts would (the caller has not).
 type PayoutMove struct {
-	IDs              []uuid.UUID
-	From             DisbursementStatus
-	Set              map[string]any
-	IfSubmitAttempts *int
-	Steps            []TransitionStep
-	At               time.Time
-	Lock             bool
+	IDs        []uuid.UUID
+	From       DisbursementStatus
+	Set        map[string]any
+	IfAttempts *AttemptsRead
+	Steps      []TransitionStep
+	At         time.Time
+	Lock       bool
 }
 
 // TransitionStep is one audit line of a move: from, to and why.

@@ -43,8 +43,8 @@ func (s *Service) Cancel(ctx context.Context, id uuid.UUID, operator string) (*m
 	if d.SubmitAttempts > 0 && d.Status == models.StatusVerified {
 		return nil, fmt.Errorf("%w: %s was already sent to the vendor", models.ErrTransitionRefused, d.ID)
 	}
-	attempts := d.SubmitAttempts
-	if err := s.move(ctx, d, Move{To: models.StatusCancelled, Reason: "cancelled by " + operator, IfSubmitAttempts: &attempts}); err != nil {
+	read := models.AttemptsRead{Count: d.SubmitAttempts}
+	if err := s.move(ctx, d, Move{To: models.StatusCancelled, Reason: "cancelled by " + operator, IfAttempts: &read}); err != nil {
 		return nil, err
 	}
 	return d, nil

@@ -86,10 +86,12 @@ func (s *Service) resolveAttempted(ctx context.Context, d *models.Disbursement) 
 	}
 }
 
-// expire moves d to EXPIRED unless a submit started since d was read.
+// expire moves d to EXPIRED unless a submit started since d was read
+// (the attempts guarded as a claim guards them, count and time, so that an
+// attempt given back and claimed again is not expired under it).
 func (s *Service) expire(ctx context.Context, d *models.Disbursement, reason string) error {
-	attempts := d.SubmitAttempts
-	err := s.move(ctx, d, Move{To: models.StatusExpired, Reason: reason, IfSubmitAttempts: &attempts})
+	read := models.AttemptsRead{Count: d.SubmitAttempts, LatestAt: d.SubmitAttemptedAt}
+	err := s.move(ctx, d, Move{To: models.StatusExpired, Reason: reason, IfAttempts: &read})
 	if errors.Is(err, models.ErrStaleStatus) {
 		return fmt.Errorf("%w: %s changed while expiring", ErrOutcomeUnknown, d.VendorReference)
 	}

@@ -151,10 +151,12 @@ func (s *Service) callVendor(ctx context.Context, name string, ds []*models.Disb
 		case errors.Is(o.Err, vendors.ErrRejected):
 			// A rejection answers this attempt only: written over a later
 			// one (claimed once this one's lease had passed), it would fail
-			// a payout that attempt may have had paid.
-			attempt := d.SubmitAttempts
+			// a payout that attempt may have had paid. The count tells
+			// (a later attempt is a higher one; d's claim time is this
+			// process's, not as stored to the microsecond).
+			attempt := models.AttemptsRead{Count: d.SubmitAttempts}
 			moves := []Move{{To: models.StatusFailed, FailedReason: rejectionReason(o.Err), Reason: "vendor rejected the payout",
-				IfSubmitAttempts: &attempt}}
+				IfAttempts: &attempt}}
 			out = append(out, submitted{index: i, plan: plan{d: d, moves: moves}})
 		default:
 			answers[i] = s.unknownOutcome(ctx, d, "submit", o.Err)

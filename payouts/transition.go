@@ -28,9 +28,10 @@ type Move struct {
 	// SUCCESS, when a vendor that does not notify is first asked about a
 	// return.
 	NextCheckAt time.Time
-	// IfSubmitAttempts, when set, also guards on the stored count of submit
-	// attempts: an expiry must not race a submit that started meanwhile.
-	IfSubmitAttempts *int
+	// IfAttempts, when set, also guards on the stored submit attempts (the
+	// count, and with LatestAt the latest's time: models.AttemptsRead): an
+	// expiry must not race a submit that started meanwhile.
+	IfAttempts *models.AttemptsRead
 }
 
 // transition moves every disbursement of ds, all in one status, along
@@ -154,7 +155,7 @@ func transitionAll(tx *gorm.DB, groups []pathGroup, now time.Time) ([]uuid.UUID,
 // update takes the rows' locks in id order itself (the caller has not).
 func writeStatus(tx *gorm.DB, ids []uuid.UUID, from models.DisbursementStatus, path []Move, now time.Time, lock bool) (models.DisbursementStatus, error) {
 	updates := map[string]any{"updated_at": now}
-	var guard *int
+	var guard *models.AttemptsRead
 	at := from
 	steps := make([]models.TransitionStep, len(path))
 	for i, m := range path {
@@ -162,14 +163,14 @@ func writeStatus(tx *gorm.DB, ids []uuid.UUID, from models.DisbursementStatus, p
 			return "", fmt.Errorf("%w: %s → %s for %s", models.ErrTransitionRefused, at, m.To, namesOf(ids))
 		}
 		stepUpdates(updates, m, now)
-		if m.IfSubmitAttempts != nil {
-			guard = m.IfSubmitAttempts
+		if m.IfAttempts != nil {
+			guard = m.IfAttempts
 		}
 		steps[i] = models.TransitionStep{From: at, To: m.To, Reason: m.Reason}
 		at = m.To
 	}
 	moved, err := models.DriverOf(tx).MovePayouts(tx, models.PayoutMove{IDs: ids, From: from, Set: updates,
-		IfSubmitAttempts: guard, Steps: steps, At: now, Lock: lock})
+		IfAttempts: guard, Steps: steps, At: now, Lock: lock})
 	if err != nil {
 		return "", err
 	}

@@ -63,8 +63,11 @@ func (Driver) MovePayouts(tx *gorm.DB, m models.PayoutMove) (int64, error) {
 		rows = "id IN (SELECT id FROM disbursements WHERE " + rows + " ORDER BY id FOR NO KEY UPDATE)"
 	}
 	sql.WriteString(" WHERE " + rows + " AND status = " + param(string(m.From)))
-	if m.IfSubmitAttempts != nil {
-		sql.WriteString(" AND submit_attempts = " + param(*m.IfSubmitAttempts))
+	if m.IfAttempts != nil {
+		sql.WriteString(" AND submit_attempts = " + param(m.IfAttempts.Count))
+		if m.IfAttempts.LatestAt != nil {
+			sql.WriteString(" AND submit_attempted_at <= " + param(*m.IfAttempts.LatestAt))
+		}
 	}
 	sql.WriteString(` RETURNING id
 	), audited AS (

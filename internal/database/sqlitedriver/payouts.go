@@ -21,8 +21,11 @@ func (Driver) LockWallets(*gorm.DB, []uuid.UUID) error { return nil }
 // otherwise).
 func (Driver) MovePayouts(tx *gorm.DB, m models.PayoutMove) (int64, error) {
 	guarded := tx.Model(&models.Disbursement{}).Where("id IN ? AND status = ?", m.IDs, m.From)
-	if m.IfSubmitAttempts != nil {
-		guarded = guarded.Where("submit_attempts = ?", *m.IfSubmitAttempts)
+	if m.IfAttempts != nil {
+		guarded = guarded.Where("submit_attempts = ?", m.IfAttempts.Count)
+		if m.IfAttempts.LatestAt != nil {
+			guarded = guarded.Where("submit_attempted_at <= ?", *m.IfAttempts.LatestAt)
+		}
 	}
 	res := guarded.Updates(m.Set)
 	if res.Error != nil {
