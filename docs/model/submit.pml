@@ -16,10 +16,26 @@
  *   -DNO_SWEEP            the sweep leaves a VERIFIED row whose submit
  *                         was attempted: a lost answer is never resolved
  *   -DNO_CLAIM_GUARD      the claim does not check the attempts it read
+ *   -DCLAIM_COUNT_ONLY    it checks their count, not the latest one's
+ *                         claim time: a given-back attempt claimed again
+ *                         passes for the one read
  *   -DNO_ATTEMPT_GUARD    the expiry does not check the attempts it read
+ *   -DUNGUARDED_REJECTION a rejection's FAILED is written whichever
+ *                         attempt is the latest
+ *   -DNO_DEADLINE         no submit's answer is cut at its lease: its
+ *                         writes (and the give-back of a refused call)
+ *                         land whenever they come
+ *   -DNO_RESUBMIT_DEADLINE  only a resubmit's answer is not (the code
+ *                         before: a resubmit ran under its task's timeout)
  *   -DUNGUARDED_MOVE      a move does not check the status it read
  *   -DUNGUARDED_RETURN    only the return (SUCCESS -> RETURNED) does not
  *   -DTRUST_CALLBACK      a callback's status is applied without the query
+ * CLAIM_COUNT_ONLY, UNGUARDED_REJECTION, NO_DEADLINE and
+ * NO_RESUBMIT_DEADLINE need two faults (-DMAXFAULT=2) to break a property.
+ * The deadline keeps on its own what the claim's time and the rejection's
+ * guard keep: CLAIM_COUNT_ONLY breaks one only with NO_DEADLINE,
+ * UNGUARDED_REJECTION only with NO_RESUBMIT_DEADLINE, which breaks none
+ * alone (docs/model.md, "Two faults").
  * Vendors:
  *   -DVENDOR_DEDUP        the vendor answers a reference it knows with its
  *                         status instead of taking another transfer
@@ -56,6 +72,10 @@ mtype = {
 /* The disbursement row. */
 mtype status = VERIFIED;
 byte attempts;			/* submit_attempts */
+byte attAt;			/* submit_attempted_at: when the latest claim was
+				 * made, as the number of claims made by then; 0
+				 * (NULL) when no attempt is left */
+byte claims;			/* claims made so far: the clock as claims read it */
 bool lockExpired;		/* lock_expires_at passed */
 bool lateRecorded;		/* a row in disbursement_late_results */
 bool reopened;			/* a move was written on a final row (but a return) */
@@ -113,14 +133,33 @@ bool release;		/* a temporary of move, false between steps */
 #define STATUS_GUARD(from, to)	(status == from)
 #endif
 #ifdef NO_ATTEMPT_GUARD
-#define ATTEMPT_GUARD(att)	true
+#define EXPIRY_CHECKS	false
 #else
-#define ATTEMPT_GUARD(att)	(attempts == att)
+#define EXPIRY_CHECKS	true
 #endif
-#ifdef NO_CLAIM_GUARD
-#define CLAIM_GUARD(att)	true
+#ifdef UNGUARDED_REJECTION
+#define REJECTION_CHECKS	false
 #else
-#define CLAIM_GUARD(att)	(attempts == att)
+#define REJECTION_CHECKS	true
+#endif
+/* The claim's guard on the attempts read (models.AttemptsRead): their
+ * count, and the latest one's claim time no later than read (no time
+ * read: none is checked, as the count is then 0 and no attempt is left). */
+#if defined(NO_CLAIM_GUARD)
+#define CLAIM_GUARD(da, dat)	true
+#elif defined(CLAIM_COUNT_ONLY)
+#define CLAIM_GUARD(da, dat)	(attempts == da)
+#else
+#define CLAIM_GUARD(da, dat)	(attempts == da && (dat == 0 || attAt <= dat))
+#endif
+/* Whether the answer of a submit of a payout read with da attempts (0:
+ * a first submit) is cut at its lease. */
+#if defined(NO_DEADLINE)
+#define BOUNDED(da)	false
+#elif defined(NO_RESUBMIT_DEADLINE)
+#define BOUNDED(da)	(da == 0)
+#else
+#define BOUNDED(da)	true
 #endif
 #ifdef NO_SWEEP
 #define RESOLVES	false
@@ -146,7 +185,7 @@ bool release;		/* a temporary of move, false between steps */
 inline move(from, to, checkAtt, att, res) {
 	d_step {
 		if
-		:: STATUS_GUARD(from, to) && (!checkAtt || ATTEMPT_GUARD(att)) ->
+		:: STATUS_GUARD(from, to) && (!checkAtt || attempts == att) ->
 			release = (TERMINAL(to) && OPEN(from));
 			if
 			:: release && locked < GROSS -> res = REFUSED
@@ -222,17 +261,23 @@ inline applyObserved(dst, r) {
 
 /*
  * callVendor for the claimed attempt att: refused before it left (the
- * vendor's breaker: notSent gives the attempt back), or the caller
- * crashes first, or it is sent (unless the lease, the call's deadline,
- * has passed) and its answer awaited; the caller may crash while it
- * waits.
+ * vendor's breaker: notSent gives the attempt back, guarded on the
+ * count, unless the submit's deadline has passed; the claim time is
+ * cleared when no attempt is left, kept otherwise), or the caller crashes
+ * first, or it is sent (unless the lease, the call's deadline, has
+ * passed) and its answer awaited; the caller may crash while it waits.
  */
-inline callVendor(me, att, ans) {
+inline callVendor(me, att, bounded, ans) {
 	if
 	:: atomic { faults < MAXFAULT ->
 		faults++; busy[me] = false;
 		if
-		:: status == VERIFIED && attempts == att -> attempts--
+		:: status == VERIFIED && attempts == att && (!bounded || lease[me]) ->
+			attempts--;
+			if
+			:: attempts == 0 -> attAt = 0
+			:: else -> skip
+			fi
 		:: else -> skip
 		fi;
 		ans = NOTSENT }
@@ -258,22 +303,26 @@ inline callVendor(me, att, ans) {
 }
 
 /*
- * submitReady for one claimed payout: the call, then its answer's moves
- * (a rejection: FAILED); a result whose move found the row changed is
- * judged again against the row as stored (rejudge). bounded: the call and
- * the write run under a deadline at the claim's lease (SubmitDue,
- * SubmitClaimed, a batch of SubmitFresh): a write the deadline cuts does
- * not happen, and the payout is resolved later by asking. A resubmit
- * (Submit, alone) runs under the task's timeout: only its call ends by
- * the lease (the vendor adapter's timeout).
+ * submitReady for one claimed payout: the call, then its answer's moves;
+ * a result whose move found the row changed is judged again against the
+ * row as stored (rejudge). A rejection answers its attempt only: FAILED
+ * is written only while att is still the latest attempt
+ * (Move.IfSubmitAttempts); found stale, it decides nothing (outcome
+ * unknown: the payout is asked about later). Every submit, first or
+ * again, alone or in a batch, runs its call and the writes of its answer
+ * under a deadline at its claim's lease (submitAll, SubmitDue,
+ * SubmitClaimed): a write the deadline cuts does not happen, and the
+ * payout is resolved later by asking. Without it (NO_DEADLINE, or
+ * NO_RESUBMIT_DEADLINE for a resubmit) only the call ends by the lease
+ * (the vendor adapter's timeout).
  */
 inline submitClaimed(me, att, bounded) {
-	callVendor(me, att, ans);
+	callVendor(me, att, bounded, ans);
 	if
 	:: ans == NOTSENT || ans == LOST -> busy[me] = false
 	:: atomic { ans != NOTSENT && ans != LOST && bounded && !lease[me] -> busy[me] = false; ans = LOST }
 	:: atomic { ans == REJECTED && (!bounded || lease[me]) ->
-		move(VERIFIED, FAILED, false, 0, res); busy[me] = false }
+		move(VERIFIED, FAILED, REJECTION_CHECKS, att, res); busy[me] = false }
 	:: atomic { ans != NOTSENT && ans != LOST && ans != REJECTED && (!bounded || lease[me]) ->
 		resultTo(VERIFIED, ans, to);
 		move(VERIFIED, to, false, 0, res);
@@ -286,19 +335,21 @@ inline submitClaimed(me, att, bounded) {
 	fi
 }
 
-/* claim for one payout read with da attempts: a guarded update (still
- * VERIFIED, still da attempts, lock running) counts the attempt and
- * starts its lease; then the call. */
-inline submitAll(me, da) {
+/* claim for one payout read with da attempts, the latest claimed at dat:
+ * a guarded update (still VERIFIED, still those attempts, lock running)
+ * counts the attempt, stamps its claim time and starts its lease; then
+ * the call. */
+inline submitAll(me, da, dat) {
 	atomic {
 		if
-		:: status == VERIFIED && CLAIM_GUARD(da) && !lockExpired && attempts < MAXATT ->
-			attempts++; att = attempts; lease[me] = true; busy[me] = true; latest = me; claimed = true
+		:: status == VERIFIED && CLAIM_GUARD(da, dat) && !lockExpired && attempts < MAXATT ->
+			attempts++; claims++; attAt = claims; att = attempts;
+			lease[me] = true; busy[me] = true; latest = me; claimed = true
 		:: else -> claimed = false
 		fi
 	};
 	if
-	:: claimed -> claimed = false; submitClaimed(me, att, da == 0)
+	:: claimed -> claimed = false; submitClaimed(me, att, BOUNDED(da))
 	:: else -> skip
 	fi
 }
@@ -307,10 +358,10 @@ inline submitAll(me, da) {
  * resolveAttempted: an attempt was claimed and its answer never came.
  * What the vendor says about the reference is applied; when it does not
  * know the reference, the payout is resubmitted (or, the lock having run
- * out, expired) only if the lease had passed before the question was
- * asked.
+ * out, expired: guarded on the count of attempts read, not on their
+ * time) only if the lease had passed before the question was asked.
  */
-inline resolveAttempted(me, da) {
+inline resolveAttempted(me, da, dat) {
 #if defined(NO_ASK)
 	ans = UNKNOWN;
 #elif defined(LEASE_AFTER_QUERY)
@@ -322,8 +373,8 @@ inline resolveAttempted(me, da) {
 		:: !passed -> skip
 		:: else ->
 			if
-			:: lockExpired -> move(VERIFIED, EXPIRED, true, da, res)
-			:: else -> submitAll(me, da)
+			:: lockExpired -> move(VERIFIED, EXPIRED, EXPIRY_CHECKS, da, res)
+			:: else -> submitAll(me, da, dat)
 			fi
 		fi
 	:: else -> dst = VERIFIED; applyObserved(dst, ans)
@@ -369,17 +420,17 @@ inline resolveAttempted(me, da) {
  */
 proctype service(byte me) {
 	mtype ds, dst, ans, to, cst;
-	byte da, att, k, res;
+	byte da, dat, att, k, res;
 	bool claimed, passed;
 	do
-	:: atomic { WORK_LEFT -> ds = status; da = attempts; READ_AND_ASK };
+	:: atomic { WORK_LEFT -> ds = status; da = attempts; dat = attAt; READ_AND_ASK };
 		if
 		:: ds == VERIFIED && da == 0 ->
 			if
-			:: lockExpired -> move(VERIFIED, EXPIRED, true, 0, res)
-			:: else -> submitAll(me, 0)
+			:: lockExpired -> move(VERIFIED, EXPIRED, EXPIRY_CHECKS, 0, res)
+			:: else -> submitAll(me, 0, dat)
 			fi
-		:: ds == VERIFIED && da > 0 && RESOLVES -> resolveAttempted(me, da)
+		:: ds == VERIFIED && da > 0 && RESOLVES -> resolveAttempted(me, da, dat)
 		:: ds == REQUESTED || ds == SUCCESS ->
 			if
 			:: ans == SUCCESS || ans == FAILED || ans == RETURNED -> dst = ds; applyObserved(dst, ans)
@@ -387,7 +438,7 @@ proctype service(byte me) {
 			fi
 		:: else -> skip
 		fi;
-		d_step { ds = 0; dst = 0; ans = 0; to = 0; da = 0; att = 0; k = 0; res = 0; claimed = false; passed = false }
+		d_step { ds = 0; dst = 0; ans = 0; to = 0; da = 0; dat = 0; att = 0; k = 0; res = 0; claimed = false; passed = false }
 	:: atomic { cb?cst -> ds = status; da = attempts; CALLBACK_SAYS(cst) };
 		if
 		:: da == 0 || ans == UNKNOWN -> skip
