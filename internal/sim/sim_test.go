@@ -36,6 +36,22 @@ func TestSeedsHold(t *testing.T) {
 	}
 }
 
+// Seeds that once failed hold, each with what it found: a seed is the
+// cheapest regression test there is.
+func TestSeedsThatFailedOnceHold(t *testing.T) {
+	for _, c := range []struct {
+		seed  uint64
+		steps int
+		found string
+	}{
+		{1001985, 300, "an inline submit's request landed after its claim's lease, past the deadline on its call: paid twice"},
+	} {
+		if r := Run(c.seed, c.steps); r.Err != nil {
+			t.Fatalf("seed %d (%s) failed again at step %d: %v\n%s", c.seed, c.found, r.Steps, r.Err, tail(r.History))
+		}
+	}
+}
+
 // The checks can fail: a reference the vendor paid twice, and a payout
 // stored paid that the vendor never received, are each named.
 func TestChecksNameWhatBroke(t *testing.T) {

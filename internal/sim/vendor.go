@@ -22,7 +22,12 @@ const vendorBank = "bca"
 // submit lease (DISBURSEMENT_SUBMIT_LEASE, 30 s by default) is by its
 // definition at least that long, or "the vendor does not know the
 // reference" proves nothing. The simulation holds a request up to the
-// whole lease, the edge of what the protocol allows.
+// whole lease, the edge of what the protocol allows, but never past the
+// deadline the service set on the call (its claim's lease end): a request
+// still on its way then is lost with its connection. The lease counts
+// from the claim, and a call may leave later (an inline submit, up to
+// half the lease later), so without that cut a request could land after
+// the lease although it left within it.
 const requestWindow = 30 * time.Second
 
 // callTimeout is the service's client giving up on a vendor call: the
@@ -136,8 +141,15 @@ func (v *vendor) SubmitBatch(ctx context.Context, ps []vendors.Payout) []vendors
 		w.logf("vendor: submit %v refused (503)", refs)
 		return lost(out)
 	case w.chance(w.cfg.DelayRate): // the request is held on its way
+		arrives := w.clock.Now().Add(time.Duration(1+w.rng.IntN(int(requestWindow/time.Millisecond))) * time.Millisecond)
+		if cut, ok := simDeadline(ctx); ok && !arrives.Before(cut) {
+			// The service's deadline on the call (its claim's lease) comes
+			// first: the connection closes with the request undelivered.
+			w.logf("vendor: submit %v held on the way past the call's deadline: never arrives", refs)
+			return lost(out)
+		}
 		for _, p := range ps {
-			v.delayed = append(v.delayed, &delayedSubmit{p: p, deadline: w.clock.Now().Add(time.Duration(1+w.rng.IntN(int(requestWindow/time.Millisecond))) * time.Millisecond)})
+			v.delayed = append(v.delayed, &delayedSubmit{p: p, deadline: arrives})
 		}
 		w.logf("vendor: submit %v delayed on the way", refs)
 		return lost(out)
