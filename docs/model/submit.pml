@@ -20,6 +20,8 @@
  *                         claim time: a given-back attempt claimed again
  *                         passes for the one read
  *   -DNO_ATTEMPT_GUARD    the expiry does not check the attempts it read
+ *   -DEXPIRY_COUNT_ONLY   it checks their count, not the latest one's
+ *                         claim time (the code before)
  *   -DUNGUARDED_REJECTION a rejection's FAILED is written whichever
  *                         attempt is the latest
  *   -DNO_DEADLINE         no submit's answer is cut at its lease: its
@@ -30,12 +32,13 @@
  *   -DUNGUARDED_MOVE      a move does not check the status it read
  *   -DUNGUARDED_RETURN    only the return (SUCCESS -> RETURNED) does not
  *   -DTRUST_CALLBACK      a callback's status is applied without the query
- * CLAIM_COUNT_ONLY, UNGUARDED_REJECTION, NO_DEADLINE and
- * NO_RESUBMIT_DEADLINE need two faults (-DMAXFAULT=2) to break a property.
- * The deadline keeps on its own what the claim's time and the rejection's
- * guard keep: CLAIM_COUNT_ONLY breaks one only with NO_DEADLINE,
- * UNGUARDED_REJECTION only with NO_RESUBMIT_DEADLINE, which breaks none
- * alone (docs/model.md, "Two faults").
+ * CLAIM_COUNT_ONLY, EXPIRY_COUNT_ONLY, UNGUARDED_REJECTION, NO_DEADLINE
+ * and NO_RESUBMIT_DEADLINE need two faults (-DMAXFAULT=2) to break a
+ * property. The deadline keeps on its own what the attempts' time and the
+ * rejection's guard keep: CLAIM_COUNT_ONLY and EXPIRY_COUNT_ONLY break one
+ * only with NO_DEADLINE, UNGUARDED_REJECTION only with
+ * NO_RESUBMIT_DEADLINE; neither deadline variant breaks any alone
+ * (docs/model.md, "Two faults").
  * Vendors:
  *   -DVENDOR_DEDUP        the vendor answers a reference it knows with its
  *                         status instead of taking another transfer
@@ -132,25 +135,35 @@ bool release;		/* a temporary of move, false between steps */
 #else
 #define STATUS_GUARD(from, to)	(status == from)
 #endif
+/* The expiry's guard on the attempts read: their count and the latest
+ * one's claim time (EXPIRY_TIME: the time it checks; 0: none, the count
+ * only). */
 #ifdef NO_ATTEMPT_GUARD
 #define EXPIRY_CHECKS	false
 #else
 #define EXPIRY_CHECKS	true
+#endif
+#ifdef EXPIRY_COUNT_ONLY
+#define EXPIRY_TIME(dat)	0
+#else
+#define EXPIRY_TIME(dat)	dat
 #endif
 #ifdef UNGUARDED_REJECTION
 #define REJECTION_CHECKS	false
 #else
 #define REJECTION_CHECKS	true
 #endif
-/* The claim's guard on the attempts read (models.AttemptsRead): their
- * count, and the latest one's claim time no later than read (no time
- * read: none is checked, as the count is then 0 and no attempt is left). */
+/* The guard on the attempts read (models.AttemptsRead): their count, and
+ * the latest one's claim time no later than read (no time read: none is
+ * checked, as when the count is 0 and no attempt is left). A claim
+ * checks both, as an expiry does. */
+#define ATTEMPTS_READ(da, dat)	(attempts == da && (dat == 0 || attAt <= dat))
 #if defined(NO_CLAIM_GUARD)
 #define CLAIM_GUARD(da, dat)	true
 #elif defined(CLAIM_COUNT_ONLY)
 #define CLAIM_GUARD(da, dat)	(attempts == da)
 #else
-#define CLAIM_GUARD(da, dat)	(attempts == da && (dat == 0 || attAt <= dat))
+#define CLAIM_GUARD(da, dat)	ATTEMPTS_READ(da, dat)
 #endif
 /* Whether the answer of a submit of a payout read with da attempts (0:
  * a first submit) is cut at its lease. */
@@ -176,16 +189,17 @@ bool release;		/* a temporary of move, false between steps */
  * transitionAll for one payout: the path from `from`, the status the row
  * was read in, to `to` (the steps between implied: VERIFIED -> REQUESTED
  * -> SUCCESS -> RETURNED), written only if the row is still `from` (and,
- * with checkAtt, still has att attempts: Move.IfSubmitAttempts), with its
- * money in the same transaction: a path through SUCCESS debits the gross
- * (net to clearing, fee to the platform), a path from an open status to a
- * final one releases the lock (refused should the wallet's lock go
- * negative), RETURNED credits the net back.
+ * with checkAtt, still has att attempts, the latest claimed no later
+ * than attT unless 0: Move.IfAttempts), with its money in the same
+ * transaction: a path through SUCCESS debits the gross (net to clearing,
+ * fee to the platform), a path from an open status to a final one
+ * releases the lock (refused should the wallet's lock go negative),
+ * RETURNED credits the net back.
  */
-inline move(from, to, checkAtt, att, res) {
+inline move(from, to, checkAtt, att, attT, res) {
 	d_step {
 		if
-		:: STATUS_GUARD(from, to) && (!checkAtt || attempts == att) ->
+		:: STATUS_GUARD(from, to) && (!checkAtt || ATTEMPTS_READ(att, attT)) ->
 			release = (TERMINAL(to) && OPEN(from));
 			if
 			:: release && locked < GROSS -> res = REFUSED
@@ -243,7 +257,7 @@ inline applyObserved(dst, r) {
 		if
 		:: to == NOMOVE -> break
 		:: else ->
-			move(dst, to, false, 0, res);
+			move(dst, to, false, 0, 0, res);
 			if
 			:: res != STALE || k > 0 -> break
 			:: else -> k = 1; dst = status
@@ -306,15 +320,15 @@ inline callVendor(me, att, bounded, ans) {
  * submitReady for one claimed payout: the call, then its answer's moves;
  * a result whose move found the row changed is judged again against the
  * row as stored (rejudge). A rejection answers its attempt only: FAILED
- * is written only while att is still the latest attempt
- * (Move.IfSubmitAttempts); found stale, it decides nothing (outcome
- * unknown: the payout is asked about later). Every submit, first or
- * again, alone or in a batch, runs its call and the writes of its answer
- * under a deadline at its claim's lease (submitAll, SubmitDue,
- * SubmitClaimed): a write the deadline cuts does not happen, and the
- * payout is resolved later by asking. Without it (NO_DEADLINE, or
- * NO_RESUBMIT_DEADLINE for a resubmit) only the call ends by the lease
- * (the vendor adapter's timeout).
+ * is written only while att is still the latest attempt (Move.IfAttempts,
+ * the count only: a later attempt is a higher one); found stale, it
+ * decides nothing (outcome unknown: the payout is asked about later).
+ * Every submit, first or again, alone or in a batch, runs its call and
+ * the writes of its answer under a deadline at its claim's lease
+ * (submitAll, SubmitDue, SubmitClaimed): a write the deadline cuts does
+ * not happen, and the payout is resolved later by asking. Without it
+ * (NO_DEADLINE, or NO_RESUBMIT_DEADLINE for a resubmit) only the call
+ * ends by the lease (the vendor adapter's timeout).
  */
 inline submitClaimed(me, att, bounded) {
 	callVendor(me, att, bounded, ans);
@@ -322,10 +336,10 @@ inline submitClaimed(me, att, bounded) {
 	:: ans == NOTSENT || ans == LOST -> busy[me] = false
 	:: atomic { ans != NOTSENT && ans != LOST && bounded && !lease[me] -> busy[me] = false; ans = LOST }
 	:: atomic { ans == REJECTED && (!bounded || lease[me]) ->
-		move(VERIFIED, FAILED, REJECTION_CHECKS, att, res); busy[me] = false }
+		move(VERIFIED, FAILED, REJECTION_CHECKS, att, 0, res); busy[me] = false }
 	:: atomic { ans != NOTSENT && ans != LOST && ans != REJECTED && (!bounded || lease[me]) ->
 		resultTo(VERIFIED, ans, to);
-		move(VERIFIED, to, false, 0, res);
+		move(VERIFIED, to, false, 0, 0, res);
 		busy[me] = false;
 		dst = status };
 		if
@@ -358,8 +372,8 @@ inline submitAll(me, da, dat) {
  * resolveAttempted: an attempt was claimed and its answer never came.
  * What the vendor says about the reference is applied; when it does not
  * know the reference, the payout is resubmitted (or, the lock having run
- * out, expired: guarded on the count of attempts read, not on their
- * time) only if the lease had passed before the question was asked.
+ * out, expired: guarded on the attempts read, count and time, as the
+ * claim is) only if the lease had passed before the question was asked.
  */
 inline resolveAttempted(me, da, dat) {
 #if defined(NO_ASK)
@@ -373,7 +387,7 @@ inline resolveAttempted(me, da, dat) {
 		:: !passed -> skip
 		:: else ->
 			if
-			:: lockExpired -> move(VERIFIED, EXPIRED, EXPIRY_CHECKS, da, res)
+			:: lockExpired -> move(VERIFIED, EXPIRED, EXPIRY_CHECKS, da, EXPIRY_TIME(dat), res)
 			:: else -> submitAll(me, da, dat)
 			fi
 		fi
@@ -427,7 +441,7 @@ proctype service(byte me) {
 		if
 		:: ds == VERIFIED && da == 0 ->
 			if
-			:: lockExpired -> move(VERIFIED, EXPIRED, EXPIRY_CHECKS, 0, res)
+			:: lockExpired -> move(VERIFIED, EXPIRED, EXPIRY_CHECKS, 0, EXPIRY_TIME(dat), res)
 			:: else -> submitAll(me, 0, dat)
 			fi
 		:: ds == VERIFIED && da > 0 && RESOLVES -> resolveAttempted(me, da, dat)
