@@ -45,12 +45,14 @@
 //
 // Three rules keep one attempt from stepping on another. A submit's vendor
 // call and the writes of its answer run under a deadline at its lease, so
-// nothing of an attempt arrives once another may be made. A claim is
-// guarded by the attempts as read, count and time (models.AttemptsRead),
-// so that an attempt given back and claimed again is not claimed over. A
-// rejection is written only while its attempt is the latest, so that it
-// never fails a payout a later attempt had paid. docs/model.md checks these
-// rules in a model of the protocol.
+// that, as far as the processes' clocks agree, nothing of an attempt
+// arrives once another may be made. A claim and an expiry are guarded by
+// the attempts as read, count and time (models.AttemptsRead), so that an
+// attempt given back and claimed again is neither claimed over nor expired
+// under, even by a write that outlived its deadline. A rejection is
+// written only while its attempt is the latest, so that it never fails a
+// payout a later attempt had paid. docs/model.md checks these rules in a
+// model of the protocol.
 //
 // The disbursement row is its own outbox: a VERIFIED or REQUESTED row
 // carries next_check_at, and the sweep (dispatch, through DueRows and
