@@ -345,7 +345,11 @@ func TestStatusChangeRollsBackWithItsEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	client, _ := models.NewStore(m.db).FindClient(context.Background(), m.id)
-	svc := payouts.New(payouts.Options{DB: m.db, Vendors: sandbox.Registry(sandbox.Options{}), SubmitLease: time.Nanosecond})
+	// The clock moves past the first attempt's lease before the second
+	// submit, which asks the vendor and may then submit again.
+	var ahead atomic.Int64
+	clock := func() time.Time { return models.Now().Add(time.Duration(ahead.Load())) }
+	svc := payouts.New(payouts.Options{DB: m.db, Vendors: sandbox.Registry(sandbox.Options{}), SubmitLease: time.Minute, Now: clock})
 	created, err := svc.Create(context.Background(), client, payouts.CreateRequest{IdempotencyKey: "k1", Params: payouts.Params{WalletID: wallet,
 		Amount: models.Rupiah(100_000), BankCode: "bca", AccountNo: "1000000003", TransferType: models.BIFAST}}) // rejected on submit
 	if err != nil {
@@ -384,6 +388,7 @@ func TestStatusChangeRollsBackWithItsEvent(t *testing.T) {
 		t.Fatal("the audit trail records a move that did not happen")
 	}
 
+	ahead.Store(int64(2 * time.Minute))
 	if err := svc.Submit(context.Background(), id); err != nil {
 		t.Fatal(err)
 	}
