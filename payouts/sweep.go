@@ -39,8 +39,7 @@ func (s *Service) ExpireLocks(ctx context.Context) (SweepReport, error) {
 func (s *Service) expireLocks(ctx context.Context, report *SweepReport) error {
 	var due []models.Disbursement
 	err := s.db.WithContext(ctx).
-		Where("status IN ? AND submit_attempts = 0 AND lock_expires_at <= ?",
-			[]models.DisbursementStatus{models.StatusPendingVerification, models.StatusVerified}, s.clock()).
+		Where(lockRunOut, s.clock()).
 		Order("lock_expires_at").Limit(sweepBatch).Find(&due).Error
 	if err != nil {
 		return err
@@ -59,6 +58,22 @@ func (s *Service) expireLocks(ctx context.Context, report *SweepReport) error {
 	return nil
 }
 
+// The sweeps' conditions, each with one parameter (now), have their
+// statuses written out rather than bound, as submitDue has: the planner
+// can then prove them within a partial index (disbursements_open,
+// disbursements_return_watch) in a generic plan too. With bound statuses a
+// generic plan, which a prepared statement gets after its first few
+// executions, scanned every payout ever made on each sweep.
+const (
+	// lockRunOut: never submitted, the lock's time over.
+	lockRunOut = `status IN ('` + string(models.StatusPendingVerification) + `', '` + string(models.StatusVerified) +
+		`') AND submit_attempts = 0 AND lock_expires_at <= ?`
+	// openCheckDue: open, its submit or status check due.
+	openCheckDue = `status IN ('` + string(models.StatusVerified) + `', '` + string(models.StatusRequested) + `') AND next_check_at <= ?`
+	// returnCheckDue: paid and watched for a return, its check due.
+	returnCheckDue = `status = '` + string(models.StatusSuccess) + `' AND next_check_at IS NOT NULL AND next_check_at <= ?`
+)
+
 // DueRow is a disbursement whose next check is due.
 type DueRow struct {
 	ID     uuid.UUID
@@ -73,7 +88,7 @@ func (s *Service) DueRows(ctx context.Context) (time.Time, []DueRow, error) {
 	now := s.clock()
 	var due []DueRow
 	err := s.db.WithContext(ctx).Model(&models.Disbursement{}).Select("id, status").
-		Where("status IN ? AND next_check_at <= ?", []models.DisbursementStatus{models.StatusVerified, models.StatusRequested}, now).
+		Where(openCheckDue, now).
 		Order("next_check_at").Limit(sweepBatch).Scan(&due).Error
 	if err != nil {
 		return now, nil, err
@@ -81,7 +96,7 @@ func (s *Service) DueRows(ctx context.Context) (time.Time, []DueRow, error) {
 	// A separate read, so that the index of each (open, watched) serves it.
 	var watched []DueRow
 	err = s.db.WithContext(ctx).Model(&models.Disbursement{}).Select("id, status").
-		Where("status = ? AND next_check_at IS NOT NULL AND next_check_at <= ?", models.StatusSuccess, now).
+		Where(returnCheckDue, now).
 		Order("next_check_at").Limit(sweepBatch).Scan(&watched).Error
 	if err != nil {
 		return now, nil, err
