@@ -147,6 +147,16 @@ type AttemptsRead struct {
 	LatestAt *time.Time
 }
 
+// Guard is the condition that a disbursement's attempts are still as
+// read, with ? for its arguments, which it returns: the drivers' claims
+// and moves share it.
+func (r AttemptsRead) Guard() (string, []any) {
+	if r.LatestAt == nil {
+		return "submit_attempts = ?", []any{r.Count}
+	}
+	return "submit_attempts = ? AND submit_attempted_at <= ?", []any{r.Count, *r.LatestAt}
+}
+
 // WebhookDriver records webhook events.
 type WebhookDriver interface {
 	// RecordWebhookEvents inserts events, built by the caller with their

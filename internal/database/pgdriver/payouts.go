@@ -64,9 +64,11 @@ func (Driver) MovePayouts(tx *gorm.DB, m models.PayoutMove) (int64, error) {
 	}
 	sql.WriteString(" WHERE " + rows + " AND status = " + param(string(m.From)))
 	if m.IfAttempts != nil {
-		sql.WriteString(" AND submit_attempts = " + param(m.IfAttempts.Count))
-		if m.IfAttempts.LatestAt != nil {
-			sql.WriteString(" AND submit_attempted_at <= " + param(*m.IfAttempts.LatestAt))
+		cond, args := m.IfAttempts.Guard()
+		parts := strings.Split(cond, "?")
+		sql.WriteString(" AND " + parts[0])
+		for i, arg := range args {
+			sql.WriteString(param(arg) + parts[i+1])
 		}
 	}
 	sql.WriteString(` RETURNING id
@@ -150,16 +152,11 @@ func ClaimDueStatement(now, leaseEnd time.Time, ready []string, limit int) (stri
 // deadlock with a transaction moving some of them.
 func (Driver) ClaimSubmits(db *gorm.DB, ids []uuid.UUID, read models.AttemptsRead, now, leaseEnd time.Time) ([]uuid.UUID, error) {
 	var got []uuid.UUID
-	latest := `TRUE`
-	args := []any{read.Count + 1, now, leaseEnd, now, ids, models.StatusVerified, read.Count, now}
-	if read.LatestAt != nil {
-		latest = `submit_attempted_at <= ?`
-		args = append(args, *read.LatestAt)
-	}
+	guard, guardArgs := read.Guard()
+	args := append([]any{read.Count + 1, now, leaseEnd, now, ids, models.StatusVerified, now}, guardArgs...)
 	err := db.Raw(`UPDATE disbursements
 				SET submit_attempts = ?, submit_attempted_at = ?, next_check_at = ?, updated_at = ?
-				WHERE id IN (SELECT id FROM disbursements WHERE id IN ? ORDER BY id FOR NO KEY UPDATE) AND status = ? AND submit_attempts = ? AND lock_expires_at > ?
-				AND `+latest+`
+				WHERE id IN (SELECT id FROM disbursements WHERE id IN ? ORDER BY id FOR NO KEY UPDATE) AND status = ? AND lock_expires_at > ? AND `+guard+`
 				RETURNING id`, args...).Scan(&got).Error
 	return got, err
 }

@@ -22,10 +22,8 @@ func (Driver) LockWallets(*gorm.DB, []uuid.UUID) error { return nil }
 func (Driver) MovePayouts(tx *gorm.DB, m models.PayoutMove) (int64, error) {
 	guarded := tx.Model(&models.Disbursement{}).Where("id IN ? AND status = ?", m.IDs, m.From)
 	if m.IfAttempts != nil {
-		guarded = guarded.Where("submit_attempts = ?", m.IfAttempts.Count)
-		if m.IfAttempts.LatestAt != nil {
-			guarded = guarded.Where("submit_attempted_at <= ?", *m.IfAttempts.LatestAt)
-		}
+		cond, args := m.IfAttempts.Guard()
+		guarded = guarded.Where(cond, args...)
 	}
 	res := guarded.Updates(m.Set)
 	if res.Error != nil {
@@ -79,16 +77,11 @@ func (Driver) ClaimDueSubmits(db *gorm.DB, now, leaseEnd time.Time, ready []stri
 // ClaimSubmits is one guarded update of the ids.
 func (Driver) ClaimSubmits(db *gorm.DB, ids []uuid.UUID, read models.AttemptsRead, now, leaseEnd time.Time) ([]uuid.UUID, error) {
 	var got []uuid.UUID
-	latest := `TRUE`
-	args := []any{read.Count + 1, now, leaseEnd, now, ids, models.StatusVerified, read.Count, now}
-	if read.LatestAt != nil {
-		latest = `submit_attempted_at <= ?`
-		args = append(args, *read.LatestAt)
-	}
+	guard, guardArgs := read.Guard()
+	args := append([]any{read.Count + 1, now, leaseEnd, now, ids, models.StatusVerified, now}, guardArgs...)
 	err := db.Raw(`UPDATE disbursements
 				SET submit_attempts = ?, submit_attempted_at = ?, next_check_at = ?, updated_at = ?
-				WHERE id IN ? AND status = ? AND submit_attempts = ? AND lock_expires_at > ?
-				AND `+latest+`
+				WHERE id IN ? AND status = ? AND lock_expires_at > ? AND `+guard+`
 				RETURNING id`, args...).Scan(&got).Error
 	return got, err
 }
